@@ -1,0 +1,173 @@
+"""The `bench` command: verbs only — parse, call the library, render. No logic here.
+
+``bench CASE...`` is shorthand for ``bench run CASE...``. Exit codes: 0 done, 1 a
+failure the user should look at (an ERROR trial, a provenance difference), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .errors import BenchError
+
+console = Console(stderr=False, highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+class DefaultToRun(click.Group):
+    """Treat an unknown first word as a case name for `run`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and not args[0].startswith("-") and args[0] not in self.commands:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultToRun)
+@click.version_option(__version__, prog_name="bench")
+def cli() -> None:
+    """Hermetic Bench: clean-agent trials in fresh containers, graded by withheld gates."""
+
+
+def _project():
+    from .paths import Project, find_root
+
+    return Project(find_root())
+
+
+@cli.command()
+@click.argument("cases", nargs=-1, required=True)
+@click.option("--label", help="Results folder name under --results (default: a UTC timestamp).")
+@click.option("--agent", default="oracle", show_default=True, help="oracle, null or command.")
+@click.option("--agent-cmd", help="Shell command for --agent command ({prompt_file}, {workspace}).")
+@click.option("--trials", default=1, show_default=True, type=int, help="Trials per case x arm.")
+@click.option("--timeout", "timeout_s", type=int, help="Agent wall clock in seconds (default: the case's).")
+@click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path))
+@click.option("--ca-bundle", envvar="BENCH_CA_BUNDLE", help="Extra CA bundle to trust in builds [env BENCH_CA_BUNDLE].")
+def run(cases, label, agent, agent_cmd, trials, timeout_s, results, ca_bundle) -> None:
+    """Run CASES with an agent, each trial in fresh containers."""
+    from .run import RunRequest, execute
+
+    request = RunRequest(list(cases), agent, agent_cmd, label, trials, timeout_s, results, ca_bundle)
+    outcome = execute(request, _project(), say=lambda line: err.print(line, markup=False))
+    _summary_table(outcome.summary)
+    console.print(f"results: {outcome.paths.dir}")
+    failed = outcome.engine_lost or any(r.verdict.value == "ERROR" for r in outcome.results)
+    sys.exit(1 if failed else 0)
+
+
+def _summary_table(summary) -> None:
+    table = Table("case", "arm", "PASS", "FAIL", "INCOMPLETE", "ERROR", "pass rate", title=f"run {summary.label}")
+    for arm in summary.arms:
+        rate = "—" if arm.pass_rate is None else f"{arm.pass_rate:.0%}"
+        table.add_row(arm.case, arm.arm, *(str(arm.counts[v]) for v in arm.counts), rate)
+    console.print(table)
+
+
+@cli.group(invoke_without_command=True)
+@click.pass_context
+def cases(ctx: click.Context) -> None:
+    """List the cases (id, title, arms, image)."""
+    if ctx.invoked_subcommand:
+        return
+    from .cases import load_all
+
+    table = Table("id", "title", "arms", "image")
+    for case in load_all(_project()):
+        table.add_row(case.id, case.spec.title, ", ".join(case.spec.arms), case.spec.image)
+    console.print(table)
+
+
+@cases.command("validate")
+def cases_validate() -> None:
+    """Check every case and goldens pair; report every problem."""
+    from .cases import validate_all
+
+    report = validate_all(_project())
+    for case_id, problem in report:
+        console.print(f"[green]ok[/]   {case_id}" if problem is None else f"[red]bad[/]  {case_id}: {problem}")
+    sys.exit(2 if any(problem for _, problem in report) else 0)
+
+
+@cli.group()
+def images() -> None:
+    """Build, list and lock the pinned images."""
+
+
+@images.command("build")
+@click.argument("names", nargs=-1)
+@click.option("--ca-bundle", envvar="BENCH_CA_BUNDLE", help="Extra CA bundle to trust [env BENCH_CA_BUNDLE].")
+def images_build(names, ca_bundle) -> None:
+    """Build NAMES (default: all) when their tag is missing, and record them in the lock."""
+    from .images import build_and_lock
+
+    for entry in build_and_lock(_project(), list(names), ca_bundle, log=lambda line: err.print(line, markup=False)):
+        console.print(f"{entry.name:12} {entry.tag:36} {entry.id[:19]}")
+
+
+@images.command("list")
+def images_list() -> None:
+    """Name, tag, image ID and size of every image, and whether the lock agrees."""
+    from .images import listing
+
+    table = Table("name", "tag", "image ID", "size", "lock")
+    for row in listing(_project()):
+        table.add_row(*row)
+    console.print(table)
+
+
+@cli.command("verify-provenance")
+@click.argument("results", required=False, type=click.Path(path_type=Path), default=Path("results"))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def verify_provenance(results: Path, as_json: bool) -> None:
+    """Recompute hashes, case and goldens, image IDs; exit 1 naming each difference."""
+    from .provenance import verify
+
+    report = verify(results, _project())
+    if as_json:
+        console.print_json(json.dumps(report.as_dict()))
+    else:
+        for line in report.lines():
+            console.print(line, markup=False)
+    sys.exit(0 if report.ok else 1)
+
+
+@cli.command("schema")
+@click.option("--check", is_flag=True, help="Exit 1 if provenance/schema/ is out of date instead of writing.")
+def schema(check: bool) -> None:
+    """Write the JSON Schemas of every record to provenance/schema/."""
+    from .schemas import export
+
+    stale = export(_project().schema_dir, write=not check)
+    for name in stale:
+        console.print(f"{'stale' if check else 'wrote'} {name}")
+    sys.exit(1 if check and stale else 0)
+
+
+def main() -> None:
+    """Entry point: one place maps exceptions to exit codes and messages."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        err.print("interrupted")
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except BenchError as exc:
+        err.print(f"bench: {exc}", markup=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,305 @@
+"""Pinned images: build only what is missing, and record exactly what was used.
+
+``base`` is made from Debian packages by mmdebstrap with SOURCE_DATE_EPOCH, and loaded
+as a hand-written docker-archive whose config has a fixed creation time: the same
+packages give the same bytes, so the same image ID on any machine. Every other image
+is a Dockerfile on a parent, tagged by a hash of its build context and its parent's
+image ID, so a tag that exists is an image that is up to date and nothing is rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import docker
+from docker.errors import ImageNotFound
+
+from .cases import load_toml
+from .engine import HARNESS_LABEL, engine_faults
+from .errors import InfrastructureError, UsageError
+from .hashing import combine, filesystem_digest, sha256_file, tree_digest
+from .models import ImageLock, ImageRecord, ImageSpec, LockEntry
+from .paths import Project
+
+BASE = "base"
+ENV_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+Log = Callable[[str], None]
+
+
+@dataclass
+class Built:
+    record: ImageRecord
+    built: bool
+
+
+class Images:
+    """Resolve image names to pinned image IDs, building what is missing."""
+
+    def __init__(self, client: docker.DockerClient, project: Project, ca: Path | None = None,
+                 log: Log = lambda line: None) -> None:
+        self.client, self.project, self.ca, self.log = client, project, ca, log
+        self.built: list[str] = []
+        self._resolved: dict[str, ImageRecord] = {}
+
+    def names(self) -> list[str]:
+        return sorted(p.parent.name for p in self.project.images.glob("*/image.toml"))
+
+    def spec(self, name: str) -> ImageSpec:
+        path = self.project.image_dir(name) / "image.toml"
+        if not path.is_file():
+            raise UsageError(f"unknown image {name!r}; known images: {', '.join(self.names())}")
+        return load_toml(path, ImageSpec)
+
+    def context_hash(self, name: str) -> str:
+        """What the tag is derived from: the image folder, its parent's ID, the CA bundle."""
+        spec = self.spec(name)
+        parts = {"context": tree_digest(self.project.image_dir(name))}
+        if spec.parent:
+            parts["parent"] = self.ensure(spec.parent).id
+        if self.ca and spec.parent:
+            parts["ca"] = sha256_file(self.ca)
+        return combine(parts)
+
+    def tag(self, name: str) -> str:
+        return f"bench/{name}:{self.context_hash(name).split(':')[1][:16]}"
+
+    def ensure(self, name: str, force: bool = False) -> ImageRecord:
+        """The image's record, building it (and its parents) only when its tag is missing."""
+        if name in self._resolved and not force:
+            return self._resolved[name]
+        tag = self.tag(name)
+        image = None if force else self._find(tag)
+        if image is None:
+            self.log(f"building image {name} as {tag}")
+            image = self._build(name, tag)
+            self.built.append(name)
+        record = ImageRecord(name=name, tag=tag, id=image.id,
+                             content_digest=image.labels.get("bench.content-digest"))
+        record = self._with_digest(record, image)
+        self._resolved[name] = record
+        return record
+
+    def _find(self, tag: str):
+        with engine_faults(f"looking up image {tag}"):
+            try:
+                return self.client.images.get(tag)
+            except ImageNotFound:
+                return None
+
+    def _build(self, name: str, tag: str):
+        spec = self.spec(name)
+        with engine_faults(f"building image {name}"):
+            if spec.parent is None:
+                return self._build_base(name, spec, tag)
+            return self._build_dockerfile(name, spec, tag)
+
+    # --- base: mmdebstrap -> deterministic docker-archive ---------------------------
+
+    def _build_base(self, name: str, spec: ImageSpec, tag: str):
+        if shutil.which("mmdebstrap") is None:
+            raise InfrastructureError(
+                "mmdebstrap not found: the base image is built from Debian packages — "
+                "`apt-get install mmdebstrap` (Debian/Ubuntu) and retry")
+        with tempfile.TemporaryDirectory(prefix="bench-base-") as tmp:
+            rootfs = Path(tmp) / "rootfs.tar"
+            self._mmdebstrap(spec, rootfs)
+            archive = Path(tmp) / "image.tar"
+            write_docker_archive(rootfs, archive, tag, spec.source_date_epoch,
+                                 {HARNESS_LABEL: "hermetic-bench", "bench.image": name})
+            with open(archive, "rb") as handle:
+                self.client.images.load(handle.read())
+        return self.client.images.get(tag)
+
+    def _mmdebstrap(self, spec: ImageSpec, out: Path) -> None:
+        hook = 'chroot "$1" useradd --create-home --uid 1000 --shell /bin/sh bench'
+        command = [
+            "mmdebstrap", "--quiet", f"--variant={spec.variant}",
+            f"--include={','.join(spec.packages)}" if spec.packages else "--include=",
+            f"--customize-hook={hook}",
+            "--customize-hook=rm -rf \"$1\"/var/cache/apt/* \"$1\"/var/lib/apt/lists/*",
+            spec.suite, str(out), spec.mirror,
+        ]
+        env = {"SOURCE_DATE_EPOCH": str(spec.source_date_epoch), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+        self.log(" ".join(command))
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise InfrastructureError(f"mmdebstrap failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+
+    # --- derived: Dockerfile on a parent -------------------------------------------
+
+    def _build_dockerfile(self, name: str, spec: ImageSpec, tag: str):
+        parent = self.ensure(spec.parent)
+        with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp:
+            context = Path(tmp) / "context"
+            shutil.copytree(self.project.image_dir(name), context, symlinks=True)
+            ca_file = context / "bench-ca.crt"
+            ca_file.write_bytes(self.ca.read_bytes() if self.ca else b"")
+            stream = self.client.api.build(
+                path=str(context), tag=tag, rm=True, forcerm=True, pull=False, decode=True,
+                buildargs={"PARENT": parent.tag}, labels={HARNESS_LABEL: "hermetic-bench", "bench.image": name},
+            )
+            for chunk in stream:
+                if "error" in chunk:
+                    raise InfrastructureError(f"building image {name} failed: {chunk['error'].strip()}")
+                if line := chunk.get("stream", "").rstrip():
+                    self.log(line)
+        return self.client.images.get(tag)
+
+    # --- content digest --------------------------------------------------------------
+
+    def _with_digest(self, record: ImageRecord, image) -> ImageRecord:
+        """Attach the content digest, computing it once per image ID and caching it on disk."""
+        cache = digest_cache_dir() / f"{image.id.split(':')[1]}.json"
+        if cache.is_file():
+            data = json.loads(cache.read_text())
+        else:
+            data = self.inspect_filesystem(record.name, image.id)
+            cache.write_text(json.dumps(data))
+        return record.model_copy(update={"content_digest": data["digest"]})
+
+    def inspect_filesystem(self, name: str, image_id: str) -> dict:
+        """Normalized filesystem digest plus the dpkg package list, from `docker export`."""
+        spec = self.spec(name)
+        with engine_faults(f"exporting image {name} for its content digest"):
+            container = self.client.containers.create(image_id, command=["true"],
+                                                      labels={HARNESS_LABEL: "hermetic-bench"})
+            try:
+                reader = _StreamReader(container.export())
+                digest, entries, captured = filesystem_digest(
+                    reader, tuple(spec.volatile) + CONTAINER_VOLATILE, capture=("var/lib/dpkg/status",))
+            finally:
+                container.remove(force=True)
+        return {"digest": digest, "packages": parse_dpkg_status(captured.get("var/lib/dpkg/status", b"")),
+                "paths": entries}
+
+    def lock_entry(self, name: str) -> LockEntry:
+        record = self.ensure(name)
+        data = json.loads((digest_cache_dir() / f"{record.id.split(':')[1]}.json").read_text())
+        return LockEntry(name=name, tag=record.tag, id=record.id, content_digest=record.content_digest,
+                         parent=self.spec(name).parent, context_hash=self.context_hash(name),
+                         packages=data["packages"])
+
+
+# Files Docker itself writes into every container; never part of an image's identity.
+CONTAINER_VOLATILE = (".dockerenv", "etc/hostname", "etc/hosts", "etc/resolv.conf", "proc", "sys", "dev")
+
+
+def digest_cache_dir() -> Path:
+    path = Path.home() / ".cache" / "hermetic-bench" / "digests"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class _StreamReader(io.RawIOBase):
+    """A file-like view of a chunk iterator, so tarfile can stream `docker export`."""
+
+    def __init__(self, chunks) -> None:
+        self._chunks, self._buffer = iter(chunks), b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target) -> int:
+        while not self._buffer:
+            try:
+                self._buffer = next(self._chunks)
+            except StopIteration:
+                return 0
+        size = min(len(target), len(self._buffer))
+        target[:size], self._buffer = self._buffer[:size], self._buffer[size:]
+        return size
+
+
+def parse_dpkg_status(data: bytes) -> dict[str, str]:
+    packages: dict[str, str] = {}
+    for stanza in data.decode("utf-8", "replace").split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in stanza.splitlines() if ": " in line and not line.startswith(" "))
+        if "Package" in fields and "installed" in fields.get("Status", ""):
+            packages[fields["Package"]] = fields.get("Version", "")
+    return dict(sorted(packages.items()))
+
+
+def write_docker_archive(rootfs: Path, out: Path, tag: str, epoch: int, labels: dict[str, str]) -> str:
+    """Write a `docker load` archive with one layer and a fixed config; returns the image ID.
+
+    The image ID is the SHA-256 of the config, and the config holds only the layer's
+    digest, the fixed creation time and fixed settings: same rootfs bytes, same ID.
+    """
+    layer_digest = sha256_file(rootfs)
+    created = datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    config = {
+        "architecture": "amd64", "os": "linux", "created": created,
+        "config": {"Env": [ENV_PATH, "LANG=C.UTF-8"], "Cmd": ["/bin/sh"], "Labels": labels},
+        "rootfs": {"type": "layers", "diff_ids": [f"sha256:{layer_digest}"]},
+        "history": [{"created": created, "created_by": "mmdebstrap (hermetic-bench images/base)"}],
+    }
+    config_bytes = json.dumps(config, sort_keys=True, separators=(",", ":")).encode()
+    image_id = hashlib.sha256(config_bytes).hexdigest()
+    manifest = [{"Config": f"{image_id}.json", "RepoTags": [tag], "Layers": [f"{layer_digest}/layer.tar"]}]
+    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as archive:
+        _add_bytes(archive, f"{image_id}.json", config_bytes, epoch)
+        _add_bytes(archive, "manifest.json", json.dumps(manifest).encode(), epoch)
+        info = archive.gettarinfo(str(rootfs), arcname=f"{layer_digest}/layer.tar")
+        info.mtime, info.uid, info.gid, info.uname, info.gname = epoch, 0, 0, "", ""
+        with open(rootfs, "rb") as handle:
+            archive.addfile(info, handle)
+    return f"sha256:{image_id}"
+
+
+def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes, epoch: int) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mtime, info.mode = len(data), epoch, 0o644
+    archive.addfile(info, io.BytesIO(data))
+
+
+def read_lock(project: Project) -> ImageLock:
+    if not project.lock_file.is_file():
+        return ImageLock()
+    return ImageLock.model_validate_json(project.lock_file.read_text())
+
+
+def write_lock(project: Project, lock: ImageLock) -> None:
+    project.lock_file.parent.mkdir(parents=True, exist_ok=True)
+    project.lock_file.write_text(lock.model_dump_json(indent=2) + "\n")
+
+
+def build_and_lock(project: Project, names: list[str], ca: str | None, log: Log) -> list[LockEntry]:
+    """`bench images build`: ensure each image (all by default) and record it in the lock."""
+    from .engine import connect
+    from .trust import ca_bundle
+
+    images = Images(connect(), project, ca_bundle(ca), log=log)
+    lock = read_lock(project)
+    entries = []
+    for name in names or images.names():
+        entry = images.lock_entry(name)
+        lock.images[name] = entry
+        entries.append(entry)
+    write_lock(project, lock)
+    return entries
+
+
+def listing(project: Project) -> list[tuple[str, str, str, str, str]]:
+    """Rows for `bench images list`: name, tag, ID, size, and the lock's opinion."""
+    from .engine import connect
+
+    client = connect()
+    lock = read_lock(project)
+    rows = []
+    for image in client.images.list(filters={"label": HARNESS_LABEL}):
+        name = image.labels.get("bench.image", "staged" if image.labels.get("bench.case") else "?")
+        for tag in image.tags or ["<untagged>"]:
+            locked = lock.images.get(name)
+            state = "-" if locked is None else ("locked" if locked.id == image.id else "not in lock")
+            rows.append((name, tag, image.id[7:19], f"{image.attrs['Size'] / 1e6:.0f} MB", state))
+    return sorted(rows)

@@ -1,0 +1,275 @@
+"""Every record the harness reads or writes, as strict pydantic models.
+
+Files read from disk (case.toml, gate.toml, image.toml) forbid unknown fields, so a
+typo is an error rather than a silently ignored setting. Files written carry a
+``schema_version``; their JSON Schemas are published under provenance/schema/.
+Timestamps are UTC-aware.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+SCHEMA_VERSION = 1
+NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Strict(BaseModel):
+    """Base of everything read from disk: unknown fields are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Verdict(str, Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    INCOMPLETE = "INCOMPLETE"
+    ERROR = "ERROR"
+
+
+# --- case.toml -----------------------------------------------------------------------
+
+
+class Limits(Strict):
+    """Resource limits applied to the agent's and the grader's containers."""
+
+    cpus: float = Field(1.0, gt=0, description="CPU share (Docker --cpus).")
+    memory_mb: int = Field(2048, ge=64, description="Memory limit in MiB, swap included.")
+    pids: int = Field(512, ge=16, description="Process-count limit.")
+    timeout_s: int = Field(600, ge=1, description="Agent wall clock; the container is killed at it.")
+    export_max_mb: int = Field(256, ge=1, description="Largest workspace export accepted.")
+
+
+class CaseSpec(Strict):
+    """cases/<id>/case.toml: what the agent may see and how its workspace is built."""
+
+    title: str = Field(description="One line a person reads in `bench cases`.")
+    image: str = Field("base", description="Workspace image, a folder name under images/.")
+    arms: list[str] = Field(
+        default_factory=lambda: ["default"],
+        description="Arm names; context/<arm>/ (if present) is copied beside the workspace.",
+    )
+    setup: list[str] = Field(
+        default_factory=list, description="Shell commands run once in the workspace at staging."
+    )
+    limits: Limits = Field(default_factory=Limits)
+
+    @field_validator("image", "arms")
+    @classmethod
+    def _names(cls, value: str | list[str]) -> str | list[str]:
+        for name in [value] if isinstance(value, str) else value:
+            if not NAME.match(name):
+                raise ValueError(f"{name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
+        return value
+
+
+# --- gate.toml -----------------------------------------------------------------------
+
+
+class CheckBase(Strict):
+    name: str = Field(description="Shown in results and per-check pass counts.")
+    gating: bool = Field(True, description="False: reported, but does not decide the verdict.")
+
+
+class CommandCheck(CheckBase):
+    """Run a shell command in the workspace; its exit code and output decide."""
+
+    kind: Literal["command"]
+    run: str = Field(description="Shell command, run with `sh -c` in /workspace.")
+    expect_exit: int = 0
+    stdout_matches: list[str] = Field(default_factory=list, description="Regexes stdout must match.")
+    stderr_matches: list[str] = Field(default_factory=list, description="Regexes stderr must match.")
+    timeout_s: int = Field(120, ge=1)
+
+
+class GrepCheck(CheckBase):
+    """A regex must (or must not) match in the files a glob selects."""
+
+    kind: Literal["grep"]
+    files: list[str] = Field(min_length=1, description="Globs relative to the workspace (** allowed).")
+    pattern: str
+    must_match: bool = Field(True, description="False: the pattern must match nowhere.")
+
+    @field_validator("pattern")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        re.compile(value)
+        return value
+
+
+Check = Annotated[Union[CommandCheck, GrepCheck], Field(discriminator="kind")]
+
+
+class GateSpec(Strict):
+    """goldens/<id>/gate.toml: the withheld checks. The agent never sees this file."""
+
+    image: str | None = Field(None, description="Grader image; defaults to the case's image.")
+    timeout_s: int = Field(600, ge=1, description="Wall clock for the whole grading container.")
+    checks: list[Check] = Field(min_length=1)
+
+
+# --- images/<name>/image.toml ----------------------------------------------------------
+
+
+class ImageSpec(Strict):
+    """How one pinned image is made: from Debian packages (base) or a Dockerfile on a parent."""
+
+    parent: str | None = Field(None, description="Image this one builds FROM (Dockerfile kind).")
+    suite: str = "bookworm"
+    mirror: str = "http://deb.debian.org/debian"
+    variant: str = "minbase"
+    packages: list[str] = Field(default_factory=list, description="Debian packages (base kind).")
+    source_date_epoch: int = Field(1735689600, description="Fixed time stamped into the image.")
+    volatile: list[str] = Field(
+        default_factory=lambda: ["var/log", "var/cache", "tmp", "root/.cache", "root/.npm"],
+        description="Paths left out of the content digest.",
+    )
+
+
+class LockEntry(BaseModel):
+    name: str
+    tag: str
+    id: str
+    content_digest: str | None = None
+    parent: str | None = None
+    context_hash: str
+    packages: dict[str, str] = Field(default_factory=dict, description="dpkg name -> version.")
+
+
+class ImageLock(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    images: dict[str, LockEntry] = Field(default_factory=dict)
+
+
+# --- result.json ----------------------------------------------------------------------
+
+
+class CheckResult(BaseModel):
+    name: str
+    kind: str
+    gating: bool
+    passed: bool
+    detail: str = ""
+    duration_s: float = 0.0
+
+
+class TrialResult(BaseModel):
+    """results/<label>/<case>/<arm>/trial-<n>/result.json"""
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    label: str
+    case: str
+    arm: str
+    trial: int
+    agent: str
+    verdict: Verdict
+    reason: str = Field("", description="Why, in one line, when not PASS.")
+    checks: list[CheckResult] = Field(default_factory=list)
+    agent_exit_code: int | None = None
+    timed_out: bool = False
+    export_bytes: int | None = None
+    phases: dict[str, float] = Field(default_factory=dict, description="Seconds per phase.")
+    started_at: datetime
+    finished_at: datetime | None = None
+
+
+# --- provenance.json ------------------------------------------------------------------
+
+
+class HarnessRecord(BaseModel):
+    version: str
+    git_sha: str | None
+    dirty: bool
+    wheel_sha256: str
+
+
+class CaseRecord(BaseModel):
+    id: str
+    visible_hash: str
+    goldens_hash: str
+
+
+class ImageRecord(BaseModel):
+    name: str
+    tag: str
+    id: str
+    content_digest: str | None = None
+
+
+class AgentRecord(BaseModel):
+    name: str
+    version: str
+    binary_sha256: str | None = None
+    model: str | None = None
+
+
+class EngineRecord(BaseModel):
+    version: str
+    api_version: str
+
+    def __init__(self, version: str, api_version: str, **data: object) -> None:
+        super().__init__(version=version, api_version=api_version, **data)
+
+
+class Provenance(BaseModel):
+    """results/<label>/<case>/<arm>/trial-<n>/provenance.json"""
+
+    schema_version: int = SCHEMA_VERSION
+    harness: HarnessRecord
+    case: CaseRecord
+    arm: str
+    images: dict[str, ImageRecord] = Field(description="By role: agent, grader, staged.")
+    agent: AgentRecord
+    seat: dict[str, str] = Field(default_factory=lambda: {"class": "none"})
+    engine: EngineRecord
+    limits: Limits
+    command_line: list[str]
+    reproducibility: Literal["pinned", "content-reproducible", "bit-reproducible"] = "pinned"
+    recorded_at: datetime
+
+
+class Manifest(BaseModel):
+    """SHA-256 of every file recorded beside it (itself excluded)."""
+
+    schema_version: int = SCHEMA_VERSION
+    files: dict[str, str]
+
+
+class ArmSummary(BaseModel):
+    case: str
+    arm: str
+    counts: dict[Verdict, int]
+    pass_rate: float | None = Field(description="PASS / (PASS + FAIL); None when neither.")
+
+
+class Summary(BaseModel):
+    """results/<label>/summary.json"""
+
+    schema_version: int = SCHEMA_VERSION
+    label: str
+    run_id: str
+    created_at: datetime
+    images_built: list[str] = Field(default_factory=list)
+    arms: list[ArmSummary]
+
+
+PUBLISHED = {
+    "case": CaseSpec,
+    "gate": GateSpec,
+    "image": ImageSpec,
+    "result": TrialResult,
+    "provenance": Provenance,
+    "manifest": Manifest,
+    "summary": Summary,
+    "images-lock": ImageLock,
+}

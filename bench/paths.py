@@ -1,0 +1,135 @@
+"""Where everything lives, owned in one place so no module builds paths by hand.
+
+Project layout (``Project``)::
+
+    <root>/
+      cases/<case>/        case.toml, PROMPT.md, workspace/, context/<arm>/   (agent-visible)
+      goldens/<case>/      gate.toml, solution/                              (withheld)
+      images/<name>/       image.toml (+ Dockerfile and files)
+      provenance/          images.lock.json, schema/*.json
+
+Results layout (``RunPaths`` and ``TrialPaths``)::
+
+    results/<label>/
+      summary.json
+      run.json                          the run's arms and identity, for resume
+      harness/<wheel>                   the harness wheel the graders imported
+      <case>/<arm>/trial-<n>/
+        result.json  provenance.json  manifest.json
+        transcript.log                  the agent's output, streamed as produced
+        gate.log                        the grader's output
+        workspace.tar                   the exported workspace (symlinks kept)
+        artifacts/                      frames and other files a gate saved
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The project root: $BENCH_ROOT, else the nearest folder above start holding cases/."""
+    if env := os.environ.get("BENCH_ROOT"):
+        return Path(env).resolve()
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "cases").is_dir() and (folder / "images").is_dir():
+            return folder
+    return here
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+
+    @property
+    def cases(self) -> Path:
+        return self.root / "cases"
+
+    @property
+    def goldens(self) -> Path:
+        return self.root / "goldens"
+
+    @property
+    def images(self) -> Path:
+        return self.root / "images"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.root / "provenance" / "images.lock.json"
+
+    @property
+    def schema_dir(self) -> Path:
+        return self.root / "provenance" / "schema"
+
+    def case_dir(self, case: str) -> Path:
+        return self.cases / case
+
+    def goldens_dir(self, case: str) -> Path:
+        return self.goldens / case
+
+    def image_dir(self, name: str) -> Path:
+        return self.images / name
+
+
+@dataclass(frozen=True)
+class TrialPaths:
+    dir: Path
+
+    @property
+    def result(self) -> Path:
+        return self.dir / "result.json"
+
+    @property
+    def provenance(self) -> Path:
+        return self.dir / "provenance.json"
+
+    @property
+    def manifest(self) -> Path:
+        return self.dir / "manifest.json"
+
+    @property
+    def transcript(self) -> Path:
+        return self.dir / "transcript.log"
+
+    @property
+    def gate_log(self) -> Path:
+        return self.dir / "gate.log"
+
+    @property
+    def workspace_tar(self) -> Path:
+        return self.dir / "workspace.tar"
+
+    @property
+    def artifacts(self) -> Path:
+        return self.dir / "artifacts"
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    dir: Path
+
+    @property
+    def label(self) -> str:
+        return self.dir.name
+
+    @property
+    def summary(self) -> Path:
+        return self.dir / "summary.json"
+
+    @property
+    def run_record(self) -> Path:
+        return self.dir / "run.json"
+
+    @property
+    def harness_dir(self) -> Path:
+        return self.dir / "harness"
+
+    def trial(self, case: str, arm: str, n: int) -> TrialPaths:
+        return TrialPaths(self.dir / case / arm / f"trial-{n}")
+
+    def trials(self) -> list[TrialPaths]:
+        """Every trial folder that holds a result, in a stable order."""
+        return [TrialPaths(p.parent) for p in sorted(self.dir.glob("*/*/trial-*/result.json"))]

@@ -1,0 +1,153 @@
+"""`bench verify-provenance`: recompute what can be recomputed and name every difference.
+
+A result is only evidence if it can be checked later. For every trial this verifies
+the manifest (each recorded file's SHA-256, nothing missing, nothing added), that the
+case and goldens still hash as recorded, that every image is present on this engine
+with the recorded ID, and that the harness that made it was a clean commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .cases import load_case
+from .errors import BenchError, UsageError
+from .hashing import sha256_file
+from .models import Manifest, Provenance
+from .paths import Project, RunPaths, TrialPaths
+
+
+@dataclass
+class Difference:
+    where: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.what}"
+
+
+@dataclass
+class Report:
+    trials: int = 0
+    differences: list[Difference] = field(default_factory=list)
+    levels: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.trials > 0 and not self.differences
+
+    def lines(self) -> list[str]:
+        lines = [str(d) for d in self.differences]
+        levels = ", ".join(f"{n} {level}" for level, n in sorted(self.levels.items()))
+        verdict = "ok" if self.ok else f"{len(self.differences)} difference(s)"
+        lines.append(f"{self.trials} trial(s) checked ({levels or 'none'}): {verdict}")
+        return lines
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "trials": self.trials, "levels": self.levels,
+                "differences": [{"where": d.where, "what": d.what} for d in self.differences]}
+
+
+def find_trials(results: Path) -> list[TrialPaths]:
+    """Trials under a results root, a label folder, or one trial folder."""
+    if not results.exists():
+        raise UsageError(f"{results} does not exist — pass a results folder, a label folder or a trial folder")
+    if (results / "manifest.json").is_file() or (results / "result.json").is_file():
+        return [TrialPaths(results)]
+    return [TrialPaths(p.parent) for p in sorted(results.rglob("trial-*/manifest.json"))] or \
+        [TrialPaths(p.parent) for p in sorted(results.rglob("trial-*/result.json"))]
+
+
+def verify(results: Path, project: Project) -> Report:
+    report = Report()
+    images = _ImageProbe()
+    for trial in find_trials(results):
+        report.trials += 1
+        where = str(trial.dir)
+        report.differences += [Difference(where, what) for what in check_manifest(trial)]
+        provenance = _load_provenance(trial)
+        if provenance is None:
+            report.differences.append(Difference(where, "provenance.json missing or unreadable"))
+            continue
+        report.levels[provenance.reproducibility] = report.levels.get(provenance.reproducibility, 0) + 1
+        report.differences += [Difference(where, what) for what in check_provenance(provenance, project, images)]
+    for label_dir in {t.dir.parent.parent.parent for t in find_trials(results)}:
+        if not RunPaths(label_dir).summary.is_file():
+            report.differences.append(Difference(str(label_dir), "summary.json missing"))
+    if report.trials == 0:
+        report.differences.append(Difference(str(results), "no trial results found"))
+    return report
+
+
+def check_manifest(trial: TrialPaths) -> list[str]:
+    if not trial.manifest.is_file():
+        return ["manifest.json missing"]
+    try:
+        manifest = Manifest.model_validate_json(trial.manifest.read_text())
+    except (ValidationError, ValueError) as exc:
+        return [f"manifest.json unreadable: {exc}"]
+    problems = []
+    for name, digest in manifest.files.items():
+        path = trial.dir / name
+        if not path.is_file():
+            problems.append(f"{name}: recorded but missing")
+        elif sha256_file(path) != digest:
+            problems.append(f"{name}: SHA-256 differs from the manifest (file changed after recording)")
+    present = {p.relative_to(trial.dir).as_posix() for p in trial.dir.rglob("*") if p.is_file()}
+    for name in sorted(present - set(manifest.files) - {"manifest.json"}):
+        problems.append(f"{name}: present but not in the manifest (added after recording)")
+    return problems
+
+
+def _load_provenance(trial: TrialPaths) -> Provenance | None:
+    try:
+        return Provenance.model_validate_json(trial.provenance.read_text())
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def check_provenance(provenance: Provenance, project: Project, images: "_ImageProbe") -> list[str]:
+    problems = []
+    try:
+        case = load_case(project, provenance.case.id)
+    except BenchError as exc:
+        return [f"case {provenance.case.id!r} cannot be loaded here: {exc}"]
+    if case.visible_hash() != provenance.case.visible_hash:
+        problems.append(f"case {case.id} changed: visible hash {case.visible_hash()} != recorded {provenance.case.visible_hash}")
+    if case.goldens_hash() != provenance.case.goldens_hash:
+        problems.append(f"goldens of {case.id} changed: hash {case.goldens_hash()} != recorded {provenance.case.goldens_hash}")
+    for role, image in provenance.images.items():
+        if problem := images.check(image.tag, image.id):
+            problems.append(f"{role} image {image.tag}: {problem}")
+    if provenance.harness.dirty:
+        problems.append(f"harness was dirty (uncommitted changes at {provenance.harness.git_sha}) when recorded")
+    return problems
+
+
+class _ImageProbe:
+    """Looks images up once each; says so once if the engine cannot be asked."""
+
+    def __init__(self) -> None:
+        self._client = None
+        self._unreachable: str | None = None
+
+    def check(self, tag: str, image_id: str) -> str | None:
+        from docker.errors import ImageNotFound
+
+        from .engine import connect
+
+        if self._client is None and self._unreachable is None:
+            try:
+                self._client = connect(timeout=10)
+            except BenchError as exc:
+                self._unreachable = str(exc)
+        if self._client is None:
+            return f"cannot check the image ID: {self._unreachable}"
+        try:
+            self._client.images.get(image_id)
+        except ImageNotFound:
+            return f"image {image_id} is not present on this engine (rebuild or load it)"
+        return None

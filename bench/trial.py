@@ -1,0 +1,238 @@
+"""One trial, phase by phase: stage -> agent -> export -> grade -> record.
+
+Read ``run_trial`` first: it is the whole lifecycle. Each phase is a small function
+below it. Whatever happens, the ``finally`` writes result.json, provenance.json and
+the manifest, so an interrupted or broken trial still leaves an honest record:
+
+* the agent's own failure (bad work, timeout, oversized export) is FAIL;
+* a seat that cannot observe is INCOMPLETE;
+* anything wrong with the engine or the harness is ERROR, never charged to the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docker
+
+from .agents import Agent, AgentPlan
+from .agents.base import PROMPT_FILE
+from .cases import Case
+from .engine import ROLE_LABEL, run_labels
+from .errors import InfrastructureError, SeatRefused
+from .gates.runner import MARK
+from .harness import WHEEL_IN_CONTAINER, Harness
+from .hashing import combine, sha256_file
+from .models import (CaseRecord, CheckResult, EngineRecord, ImageRecord, Limits, Manifest, Provenance,
+                     TrialResult, Verdict, utcnow)
+from .paths import TrialPaths
+from .sandbox import ExportTooLarge, Sandbox, SandboxSpec, tar_tree
+
+PLAN_IN_CONTAINER = "/bench/plan.json"
+GOLDENS_IN_CONTAINER = "/goldens"
+
+
+@dataclass
+class RunContext:
+    """What every trial of one run shares: resolved once, before the first trial."""
+
+    client: docker.DockerClient
+    run_id: str
+    label: str
+    harness: Harness
+    engine: EngineRecord
+    command_line: list[str]
+
+
+@dataclass
+class TrialSpec:
+    case: Case
+    arm: str
+    n: int
+    agent: Agent
+    images: dict[str, ImageRecord]
+    limits: Limits
+    paths: TrialPaths
+    case_record: CaseRecord
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
+    """Run one trial to a verdict; always leaves result.json, provenance.json and manifest.json."""
+    trial.paths.dir.mkdir(parents=True, exist_ok=True)
+    result = TrialResult(run_id=run.run_id, label=run.label, case=trial.case.id, arm=trial.arm,
+                         trial=trial.n, agent=trial.agent.name, verdict=Verdict.ERROR,
+                         reason="interrupted before a verdict", started_at=utcnow())
+    try:
+        plan = trial.agent.plan(trial.case, trial.arm)
+        with _phase(trial, "stage"):
+            staged = stage(run, trial)
+        if staged:
+            trial.images["staged"] = staged
+        with _phase(trial, "agent"):
+            outcome = run_agent(run, trial, plan, staged)
+        result.agent_exit_code, result.timed_out = outcome.exit_code, outcome.timed_out
+        result.export_bytes = outcome.export_bytes
+        with _phase(trial, "grade"):
+            verdict, reason, checks = grade(run, trial)
+        result.checks = checks
+        result.verdict, result.reason = verdict, reason
+        if outcome.timed_out:
+            result.verdict = Verdict.FAIL
+            result.reason = f"timeout: the agent ran past {trial.limits.timeout_s} s and was killed"
+    except ExportTooLarge as exc:
+        result.verdict, result.reason = Verdict.FAIL, str(exc)
+    except SeatRefused as exc:
+        result.verdict, result.reason = Verdict.INCOMPLETE, str(exc)
+    except InfrastructureError as exc:
+        result.verdict, result.reason = Verdict.ERROR, str(exc)
+    except Exception as exc:  # a harness bug: ERROR, with enough to file it
+        result.verdict, result.reason = Verdict.ERROR, f"harness error: {type(exc).__name__}: {exc}"
+    finally:
+        result.finished_at = utcnow()
+        result.phases = dict(trial.timings)
+        record(run, trial, result)
+    return result
+
+
+class _phase:
+    """Time a phase into trial.timings, even when it raises."""
+
+    def __init__(self, trial: TrialSpec, name: str) -> None:
+        self.trial, self.name = trial, name
+
+    def __enter__(self) -> None:
+        self.started = time.monotonic()
+
+    def __exit__(self, *exc: object) -> None:
+        self.trial.timings[self.name] = round(time.monotonic() - self.started, 3)
+
+
+# --- stage ---------------------------------------------------------------------------
+
+
+def stage_layers(case: Case, arm: str) -> tuple[list[tuple[str, Path]], dict[str, bytes]]:
+    """What every trial of case x arm starts from: workspace, the arm's context over it, the prompt."""
+    layers = [("workspace", case.workspace)]
+    if case.context(arm).is_dir():
+        layers.append(("workspace", case.context(arm)))
+    return layers, {PROMPT_FILE.lstrip("/"): case.prompt_file.read_bytes()}
+
+
+def stage(run: RunContext, trial: TrialSpec) -> ImageRecord | None:
+    """Commit the workspace after the case's setup, once per case x arm, and reuse it.
+
+    Cases without setup need no staged image: their files go straight into the agent
+    container, which saves a commit per trial.
+    """
+    case = trial.case
+    if not case.spec.setup:
+        return None
+    key = combine({"case": trial.case_record.visible_hash, "arm": trial.arm, "image": trial.images["agent"].id})
+    tag = f"{case.id}-{trial.arm}-{key.split(':')[1][:16]}"
+    try:
+        image = run.client.images.get(f"bench/staged:{tag}")
+        return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image.id)
+    except docker.errors.ImageNotFound:
+        pass
+    spec = SandboxSpec(
+        image=trial.images["agent"].id, command=["sh", "-ec", "\n".join(case.spec.setup)],
+        limits=trial.limits, labels=run_labels(run.run_id, **{ROLE_LABEL: "stage"}),
+    )
+    with Sandbox(run.client, spec) as box:
+        layers, files = stage_layers(case, trial.arm)
+        box.put_tar(tar_tree(layers, files))
+        outcome = box.run(trial.limits.timeout_s, log_to=trial.paths.dir / "setup.log")
+        if outcome.exit_code != 0:
+            raise InfrastructureError(f"case setup failed (exit {outcome.exit_code}); see setup.log")
+        image_id = box.commit("bench/staged", tag, {"bench.harness": "hermetic-bench", "bench.case": case.id})
+    return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image_id)
+
+
+# --- agent ---------------------------------------------------------------------------
+
+
+@dataclass
+class AgentOutcome:
+    exit_code: int | None
+    timed_out: bool
+    export_bytes: int
+
+
+def run_agent(run: RunContext, trial: TrialSpec, plan: AgentPlan, staged: ImageRecord | None) -> AgentOutcome:
+    """A fresh container from the staged state: files in, agent runs, workspace out."""
+    spec = SandboxSpec(
+        image=(staged or trial.images["agent"]).id, command=plan.command, limits=trial.limits, env=plan.env,
+        network=plan.network, labels=run_labels(run.run_id, **{ROLE_LABEL: "agent"}),
+    )
+    layers, files = stage_layers(trial.case, trial.arm) if staged is None else ([], {})
+    layers += [(inside.lstrip("/"), host) for inside, host in plan.trees.items()]
+    with Sandbox(run.client, spec) as box:
+        if layers or files:
+            box.put_tar(tar_tree(layers, files))
+        outcome = box.run(trial.limits.timeout_s, log_to=trial.paths.transcript)
+        size = box.export("/workspace", trial.paths.workspace_tar, trial.limits.export_max_mb << 20)
+    return AgentOutcome(outcome.exit_code, outcome.timed_out, size)
+
+
+# --- grade ---------------------------------------------------------------------------
+
+
+def grade(run: RunContext, trial: TrialSpec) -> tuple[Verdict, str, list[CheckResult]]:
+    """A fresh grader container: exported workspace in, goldens read-only, harness wheel runs the gate."""
+    case = trial.case
+    plan = {"workspace": "/workspace", "checks": [c.model_dump() for c in case.gate.checks]}
+    spec = SandboxSpec(
+        image=trial.images["grader"].id, command=["python3", "-m", "bench.gates.runner", PLAN_IN_CONTAINER],
+        limits=trial.limits, env={"PYTHONPATH": WHEEL_IN_CONTAINER, "HOME": "/home/bench"},
+        labels=run_labels(run.run_id, **{ROLE_LABEL: "grader"}),
+        read_only_mounts={str(case.goldens_dir.resolve()): GOLDENS_IN_CONTAINER},
+    )
+    with Sandbox(run.client, spec) as box:
+        box.put_tar(trial.paths.workspace_tar.read_bytes())
+        box.put_tar(tar_tree([], {WHEEL_IN_CONTAINER.lstrip("/"): run.harness.wheel.read_bytes(),
+                                  PLAN_IN_CONTAINER.lstrip("/"): json.dumps(plan).encode()}))
+        outcome = box.run(case.gate.timeout_s, log_to=trial.paths.gate_log)
+        if outcome.timed_out:
+            raise InfrastructureError(f"the grader ran past its {case.gate.timeout_s} s wall clock")
+        return parse_grader_output(box.output(stdout=True, stderr=False))
+
+
+def parse_grader_output(stdout: str) -> tuple[Verdict, str, list[CheckResult]]:
+    """The runner's single result line; anything else is a harness fault (ERROR)."""
+    lines = [line[len(MARK):] for line in stdout.splitlines() if line.startswith(MARK)]
+    if len(lines) != 1:
+        raise InfrastructureError(f"the grader printed {len(lines)} result lines, expected 1; see gate.log")
+    data = json.loads(lines[0])
+    checks = [CheckResult.model_validate(c) for c in data["checks"]]
+    return Verdict(data["verdict"]), data["reason"], checks
+
+
+# --- record --------------------------------------------------------------------------
+
+
+def record(run: RunContext, trial: TrialSpec, result: TrialResult) -> None:
+    """result.json, provenance.json, then manifest.json over every file beside them."""
+    paths = trial.paths
+    paths.result.write_text(result.model_dump_json(indent=2) + "\n")
+    provenance = Provenance(
+        harness=run.harness.record, case=trial.case_record, arm=trial.arm, images=trial.images,
+        agent=trial.agent.record(), engine=run.engine, limits=trial.limits,
+        command_line=run.command_line, recorded_at=utcnow(),
+    )
+    paths.provenance.write_text(provenance.model_dump_json(indent=2) + "\n")
+    write_manifest(paths)
+
+
+def write_manifest(paths: TrialPaths) -> Manifest:
+    files = {
+        path.relative_to(paths.dir).as_posix(): sha256_file(path)
+        for path in sorted(paths.dir.rglob("*"))
+        if path.is_file() and path != paths.manifest
+    }
+    manifest = Manifest(files=files)
+    paths.manifest.write_text(manifest.model_dump_json(indent=2) + "\n")
+    return manifest

@@ -1,0 +1,32 @@
+"""An extra CA bundle for users behind TLS-intercepting proxies (and for our own CI).
+
+Set with ``--ca-bundle PATH`` or ``BENCH_CA_BUNDLE``. Image builds get the bundle as
+``bench-ca.crt`` in their build context; containers that reach a registry or model
+endpoint get it mounted and named in every variable common clients read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import UsageError
+
+CONTAINER_PATH = "/etc/ssl/certs/bench-extra-ca.crt"
+CLIENT_VARIABLES = ("SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "PIP_CERT", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
+
+
+def ca_bundle(explicit: str | Path | None = None) -> Path | None:
+    """The configured bundle, checked to exist, or None."""
+    value = explicit or os.environ.get("BENCH_CA_BUNDLE")
+    if not value:
+        return None
+    path = Path(value).expanduser().resolve()
+    if not path.is_file():
+        raise UsageError(f"CA bundle {path} (from --ca-bundle or BENCH_CA_BUNDLE) does not exist — point it at a PEM file")
+    return path
+
+
+def container_env() -> dict[str, str]:
+    """Environment that makes common clients trust the mounted bundle."""
+    return {name: CONTAINER_PATH for name in CLIENT_VARIABLES}

@@ -1,0 +1,14 @@
+#include <stdio.h>
+#include <string.h>
+#include "rle.h"
+
+int main(void) {
+    char out[8];
+    int bad = 0;
+    bad |= rle_encode("zzzzzzzzz", out, 8) != 2 || strcmp(out, "9z") != 0;
+    bad |= rle_encode("ab", out, 5) != 4 || strcmp(out, "1a1b") != 0;
+    bad |= rle_encode("ab", out, 4) != -1;
+    bad |= rle_encode("aaaaaaaaaa", out, 8) != 4 || strcmp(out, "9a1a") != 0;
+    puts(bad ? "hidden tests failed" : "hidden tests passed");
+    return bad;
+}
