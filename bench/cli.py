@@ -17,8 +17,8 @@ from rich.table import Table
 from . import __version__
 from .errors import BenchError
 
-console = Console(stderr=False, highlight=False)
-err = Console(stderr=True, highlight=False)
+console = Console(stderr=False, highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class DefaultToRun(click.Group):
@@ -149,6 +149,34 @@ def schema(check: bool) -> None:
     for name in stale:
         console.print(f"{'stale' if check else 'wrote'} {name}")
     sys.exit(1 if check and stale else 0)
+
+
+@cli.command("compare")
+@click.argument("baseline")
+@click.argument("candidate")
+@click.option("--allow-drift", is_flag=True,
+              help="Compare even when case, goldens, grader image, harness or seat class differ (each is printed).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
+@click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path),
+              help="Where label names are looked up (a path works as well).")
+def compare_cmd(baseline: str, candidate: str, allow_drift: bool, as_json: bool, results: Path) -> None:
+    """Compare two labels: pass rates, paired tests, metrics, guardrail floor.
+
+    Exit 0 when comparable and every floor holds; 1 when refused for drift or a guardrail breaks.
+    """
+    from .compare import compare_labels, tables
+
+    report = compare_labels(baseline, candidate, results, allow_drift)
+    for warning in report.warnings:
+        err.print(f"warning: {warning}", markup=False, soft_wrap=True)
+    if as_json:
+        console.print_json(report.model_dump_json())
+    else:
+        for table in tables(report):
+            console.print(table)
+        for line in report.lines():
+            console.print(line, markup=False, soft_wrap=True)
+    sys.exit(report.exit_code)
 
 
 def main() -> None:

@@ -80,7 +80,7 @@ def remove_run_containers(client: docker.DockerClient, run_id: str) -> int:
     return removed
 
 
-def _alive(pid: str) -> bool:
+def alive(pid: str) -> bool:
     try:
         os.kill(int(pid), 0)
     except (ProcessLookupError, ValueError):
@@ -96,7 +96,7 @@ def remove_orphans(client: docker.DockerClient) -> list[str]:
     orphan_runs: set[str] = set()
     for container in client.containers.list(all=True, filters={"label": HARNESS_LABEL}):
         labels = container.labels
-        if labels.get(HOST_LABEL) == host and not _alive(labels.get(PID_LABEL, "")):
+        if labels.get(HOST_LABEL) == host and not alive(labels.get(PID_LABEL, "")):
             orphan_runs.add(labels.get(RUN_LABEL, ""))
     for run_id in orphan_runs:
         remove_run_containers(client, run_id)

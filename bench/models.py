@@ -102,7 +102,10 @@ class GrepCheck(CheckBase):
     @field_validator("pattern")
     @classmethod
     def _regex(cls, value: str) -> str:
-        re.compile(value)
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
         return value
 
 
@@ -160,6 +163,11 @@ class CheckResult(BaseModel):
     passed: bool
     detail: str = ""
     duration_s: float = 0.0
+    metrics: dict[str, float] = Field(
+        default_factory=dict,
+        description="Numeric quality metrics a gate reports (e.g. recall); higher is better. "
+        "`bench compare` holds each to the guardrail floor.",
+    )
 
 
 class TrialResult(BaseModel):
@@ -179,6 +187,10 @@ class TrialResult(BaseModel):
     timed_out: bool = False
     export_bytes: int | None = None
     phases: dict[str, float] = Field(default_factory=dict, description="Seconds per phase.")
+    usage: dict[str, float] = Field(
+        default_factory=dict,
+        description="What the agent consumed, when its adapter knows: turns, input_tokens, output_tokens, cost_usd.",
+    )
     started_at: datetime
     finished_at: datetime | None = None
 
@@ -245,11 +257,40 @@ class Manifest(BaseModel):
     files: dict[str, str]
 
 
+class MetricSpread(BaseModel):
+    """Median and full range of one metric over the valid (PASS or FAIL) trials."""
+
+    median: float
+    low: float
+    high: float
+    n: int = Field(description="Trials that reported the metric.")
+
+
+class CheckTally(BaseModel):
+    """How often one check passed, over the trials that ran it."""
+
+    name: str
+    gating: bool
+    passed: int
+    total: int
+    metrics: dict[str, MetricSpread] = Field(default_factory=dict, description="The check's own metrics.")
+
+
 class ArmSummary(BaseModel):
     case: str
     arm: str
     counts: dict[Verdict, int]
     pass_rate: float | None = Field(description="PASS / (PASS + FAIL); None when neither.")
+    pass_interval: tuple[float, float] | None = Field(
+        None, description="Wilson 95% interval on pass_rate; None when no trial was PASS or FAIL."
+    )
+    pass_at_k: dict[int, float] = Field(
+        default_factory=dict, description="Unbiased pass@k for k in 1, 3, 5, 10 where PASS + FAIL >= k."
+    )
+    checks: list[CheckTally] = Field(default_factory=list, description="Per check, gating or not.")
+    metrics: dict[str, MetricSpread] = Field(
+        default_factory=dict, description="wall_s (sum of phases) and every usage key, over valid trials."
+    )
 
 
 class Summary(BaseModel):

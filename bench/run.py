@@ -19,11 +19,12 @@ from typing import Callable
 
 from .agents import make_agent
 from .cases import Case, load_case
+from .compare import summarize_arm
 from .engine import connect, engine_versions, remove_orphans, remove_run_containers
 from .errors import EngineUnavailable, UsageError
 from .harness import prepare
 from .images import Images
-from .models import ArmSummary, CaseRecord, EngineRecord, Limits, Summary, TrialResult, Verdict, utcnow
+from .models import CaseRecord, EngineRecord, Limits, Summary, TrialResult, Verdict, utcnow
 from .paths import Project, RunPaths
 from .trial import RunContext, TrialSpec, run_trial
 from .trust import ca_bundle
@@ -130,21 +131,12 @@ def _cleanup(client, run_id: str, say: Say) -> None:
 
 
 def write_summary(paths: RunPaths, run_id: str, built: list[str]) -> Summary:
-    """Counts per case x arm over every result in the label, PASS rate over PASS+FAIL only."""
-    groups: dict[tuple[str, str], dict[Verdict, int]] = {}
+    """Per case x arm statistics over every result in the label (see compare.summarize_arm)."""
+    groups: dict[tuple[str, str], list[TrialResult]] = {}
     for trial in paths.trials():
         result = TrialResult.model_validate_json(trial.result.read_text())
-        counts = groups.setdefault((result.case, result.arm), {v: 0 for v in Verdict})
-        counts[result.verdict] += 1
-    arms = [
-        ArmSummary(case=case, arm=arm, counts=counts, pass_rate=_pass_rate(counts))
-        for (case, arm), counts in sorted(groups.items())
-    ]
+        groups.setdefault((result.case, result.arm), []).append(result)
+    arms = [summarize_arm(case, arm, results) for (case, arm), results in sorted(groups.items())]
     summary = Summary(label=paths.label, run_id=run_id, created_at=utcnow(), images_built=built, arms=arms)
     paths.summary.write_text(summary.model_dump_json(indent=2) + "\n")
     return summary
-
-
-def _pass_rate(counts: dict[Verdict, int]) -> float | None:
-    graded = counts[Verdict.PASS] + counts[Verdict.FAIL]
-    return counts[Verdict.PASS] / graded if graded else None

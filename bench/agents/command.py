@@ -1,7 +1,7 @@
 """The `command` agent runs any shell command as the agent, from a template.
 
 Placeholders: ``{prompt_file}`` (the task prompt inside the container) and
-``{workspace}``. Useful for wrapping a CLI this harness has no adapter for, and for
+``{workspace}``; every other brace is left alone, so JSON in a command survives. Useful for wrapping a CLI this harness has no adapter for, and for
 tests that need an agent with a specific behaviour (hang, plant files, search).
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 import bench
 
 from ..cases import Case
-from ..errors import UsageError
 from ..hashing import sha256_bytes
 from ..models import AgentRecord
 from .base import PROMPT_FILE, WORKSPACE, AgentPlan
@@ -20,11 +19,8 @@ class CommandAgent:
     name = "command"
 
     def __init__(self, template: str) -> None:
-        try:
-            self.command = template.format(prompt_file=PROMPT_FILE, workspace=WORKSPACE)
-        except (KeyError, IndexError) as exc:
-            raise UsageError(f"--agent-cmd: unknown placeholder {exc}; use {{prompt_file}} or {{workspace}}") from None
         self.template = template
+        self.command = template.replace("{prompt_file}", PROMPT_FILE).replace("{workspace}", WORKSPACE)
 
     def record(self) -> AgentRecord:
         return AgentRecord(name=self.name, version=f"{bench.__version__}+cmd.{sha256_bytes(self.template.encode())[:12]}")

@@ -1,0 +1,443 @@
+"""`bench compare` and the per-arm statistics behind every summary.
+
+A comparison is only evidence when both sides graded the same thing the same way, so
+comparability comes first: for every case both labels share, the case and goldens
+hashes, the grader image, the harness and the seat class must agree, or the
+comparison is refused (exit 1) with every difference named; ``--allow-drift``
+compares anyway and still names them.
+
+Only valid trials (PASS or FAIL) carry outcomes and metrics. ERROR is the harness's
+fault and INCOMPLETE a refused observation; counting either as a failure, or their
+shorter wall time as a saving, would charge the agent for the infrastructure.
+
+Trials pair by number (trial n of the baseline with trial n of the candidate, per
+case x arm): runs interleave arms trial by trial, so pairs share the drift of their
+moment. The guardrail floor compares worst trials, because a regression that shows
+only in the tail hides behind every average. Quality metrics are PASS itself (1/0)
+and every numeric metric a check reports; all are higher-is-better.
+
+Exit codes (mapped in the CLI): 0 comparable and every floor holds; 1 refused for
+drift or a guardrail broken; 2 bad usage (a missing or empty label folder).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError, computed_field
+from rich.table import Table
+
+from .errors import UsageError
+from .models import ArmSummary, CheckTally, MetricSpread, Provenance, TrialResult, Verdict
+from .paths import RunPaths
+from .stats import (
+    guardrail_floor,
+    mcnemar_exact,
+    paired_bootstrap_diff,
+    pass_at_k,
+    percent_change,
+    spread,
+    wilson_interval,
+)
+
+VALID = (Verdict.PASS, Verdict.FAIL)
+PASS_AT = (1, 3, 5, 10)
+MIN_VALID = 3
+MISSING = "(no provenance.json)"
+
+
+# --- per-arm statistics (also what summary.json holds) --------------------------------
+
+
+def summarize_arm(case: str, arm: str, results: list[TrialResult]) -> ArmSummary:
+    """Counts, Wilson interval, pass@k, per-check tallies and metric spreads of one case x arm."""
+    counts = {verdict: 0 for verdict in Verdict}
+    for result in results:
+        counts[result.verdict] += 1
+    passed, graded = counts[Verdict.PASS], counts[Verdict.PASS] + counts[Verdict.FAIL]
+    valid = [r for r in results if r.verdict in VALID]
+    return ArmSummary(
+        case=case, arm=arm, counts=counts,
+        pass_rate=passed / graded if graded else None,
+        pass_interval=wilson_interval(passed, graded) if graded else None,
+        pass_at_k={k: pass_at_k(graded, passed, k) for k in PASS_AT if graded >= k},
+        checks=_check_tallies(results),
+        metrics=_spreads([trial_metrics(r) for r in valid]),
+    )
+
+
+def trial_metrics(result: TrialResult) -> dict[str, float]:
+    """Cost-side metrics of one trial: wall time (sum of its phases) and whatever usage it recorded."""
+    # phases are recorded to the millisecond; rounding keeps float noise out of the report
+    metrics = {"wall_s": round(sum(result.phases.values()), 3)} if result.phases else {}
+    return {**metrics, **result.usage}
+
+
+def quality(result: TrialResult) -> dict[str, float]:
+    """Quality metrics of one valid trial, the ones the guardrail floor holds: pass and check metrics."""
+    metrics = {"pass": 1.0 if result.verdict is Verdict.PASS else 0.0}
+    for check in result.checks:
+        metrics.update({f"{check.name}/{key}": value for key, value in check.metrics.items()})
+    return metrics
+
+
+def _check_tallies(results: list[TrialResult]) -> list[CheckTally]:
+    """Pass counts over every trial that ran the check; its metrics over valid trials only."""
+    names = list(dict.fromkeys(check.name for r in results for check in r.checks))
+    tallies = []
+    for name in names:
+        ran = [(r, check) for r in results for check in r.checks if check.name == name]
+        tallies.append(CheckTally(
+            name=name, gating=ran[0][1].gating, passed=sum(check.passed for _, check in ran), total=len(ran),
+            metrics=_spreads([check.metrics for r, check in ran if r.verdict in VALID]),
+        ))
+    return tallies
+
+
+def _spreads(rows: list[dict[str, float]]) -> dict[str, MetricSpread]:
+    """Median (min-max) of every key any row has, over the rows that have it; NaN is no value."""
+    spreads = {}
+    for key in dict.fromkeys(key for row in rows for key in row):
+        found = spread(row[key] for row in rows if key in row and not math.isnan(row[key]))
+        if found is not None:
+            spreads[key] = MetricSpread(**asdict(found))
+    return spreads
+
+
+# --- loading ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Trial:
+    result: TrialResult
+    provenance: Provenance | None
+
+
+Groups = dict[str, dict[str, list[Trial]]]
+"""case -> arm -> trials in trial-number order."""
+
+
+def resolve_label(name: str | Path, results: Path) -> RunPaths:
+    """A label folder given as a path, or as a label name under the results folder."""
+    for folder in (Path(name), results / name):
+        if folder.is_dir():
+            return RunPaths(folder.resolve())
+    raise UsageError(
+        f"{name}: no such label folder (looked at {Path(name)} and {results / name}) — pass a label "
+        f"folder such as results/<label>, or a label name with --results set to the folder holding it"
+    )
+
+
+def load_groups(paths: RunPaths) -> Groups:
+    """Every trial of a label, grouped; a missing or unreadable provenance.json becomes None (drift)."""
+    trials = paths.trials()
+    if not trials:
+        raise UsageError(
+            f"{paths.dir} holds no trial results (<case>/<arm>/trial-<n>/result.json) — "
+            f"pass a label folder, not the results root or a single trial"
+        )
+    groups: Groups = {}
+    for trial in trials:
+        try:
+            result = TrialResult.model_validate_json(trial.result.read_text())
+        except ValidationError as exc:
+            raise UsageError(f"{trial.result}: not a valid result record: {exc.errors()[0]['msg']} — "
+                             f"rerun that trial or remove its folder") from exc
+        try:
+            provenance = Provenance.model_validate_json(trial.provenance.read_text())
+        except (OSError, ValidationError):
+            provenance = None
+        groups.setdefault(result.case, {}).setdefault(result.arm, []).append(Trial(result, provenance))
+    for arms in groups.values():
+        for trials_of_arm in arms.values():
+            trials_of_arm.sort(key=lambda t: t.result.trial)
+    return groups
+
+
+# --- comparability ---------------------------------------------------------------------
+
+
+class Drift(BaseModel):
+    """One fact that differs between the sides (or within one), with every value seen."""
+
+    where: str
+    field: str
+    baseline: list[str]
+    candidate: list[str]
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.field} differs — baseline {', '.join(self.baseline)}; " \
+               f"candidate {', '.join(self.candidate)}"
+
+
+Getter = Callable[[Provenance], str]
+CASE_FACTS: dict[str, Getter] = {
+    "visible_hash": lambda p: p.case.visible_hash,
+    "goldens_hash": lambda p: p.case.goldens_hash,
+    "grader image id": lambda p: p.images["grader"].id if "grader" in p.images else "(none recorded)",
+    "seat class": lambda p: p.seat.get("class", "(none recorded)"),
+}
+HARNESS_FACTS: dict[str, Getter] = {
+    "harness version": lambda p: p.harness.version,
+    "harness wheel_sha256": lambda p: p.harness.wheel_sha256,
+}
+
+
+def find_drift(base: Groups, cand: Groups, cases: list[str]) -> list[Drift]:
+    """Every comparability difference over the shared cases: per case, then the harness once."""
+    drift = [d for case in cases for d in _differences(case, CASE_FACTS, _flat(base, [case]), _flat(cand, [case]))]
+    return drift + _differences("harness", HARNESS_FACTS, _flat(base, cases), _flat(cand, cases))
+
+
+def _flat(groups: Groups, cases: list[str]) -> list[Trial]:
+    return [trial for case in cases for trials in groups[case].values() for trial in trials]
+
+
+def _differences(where: str, getters: dict[str, Getter], base: list[Trial], cand: list[Trial]) -> list[Drift]:
+    """A fact drifts when the sides' values differ, a side mixes values, or provenance is missing."""
+    drift = []
+    for name, get in getters.items():
+        seen = [sorted({get(t.provenance) if t.provenance else MISSING for t in side}) for side in (base, cand)]
+        if seen[0] != seen[1] or any(len(values) > 1 or MISSING in values for values in seen):
+            drift.append(Drift(where=where, field=name, baseline=seen[0], candidate=seen[1]))
+    return drift
+
+
+# --- pairing ---------------------------------------------------------------------------
+
+
+def pair_arms(base: Groups, cand: Groups) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """(case, baseline arm, candidate arm) by arm name; a lone arm on each side pairs whatever its name."""
+    pairs: list[tuple[str, str, str]] = []
+    warnings: list[str] = []
+    for case in sorted(base.keys() | cand.keys()):
+        if case not in base or case not in cand:
+            warnings.append(f"case {case} is only in the {'baseline' if case in base else 'candidate'}; not compared")
+            continue
+        b_arms, c_arms = sorted(base[case]), sorted(cand[case])
+        shared = [arm for arm in b_arms if arm in c_arms]
+        if not shared and len(b_arms) == len(c_arms) == 1:
+            pairs.append((case, b_arms[0], c_arms[0]))
+            continue
+        pairs += [(case, arm, arm) for arm in shared]
+        for arm in sorted(set(b_arms) ^ set(c_arms)):
+            side = "baseline" if arm in b_arms else "candidate"
+            warnings.append(f"{case}/{arm} is only in the {side}; not compared")
+    return pairs, warnings
+
+
+def paired_outcomes(base: list[TrialResult], cand: list[TrialResult]) -> list[tuple[float, float]]:
+    """(baseline, candidate) pass as 1.0/0.0 for every trial number valid on both sides."""
+    b = {r.trial: r for r in base if r.verdict in VALID}
+    c = {r.trial: r for r in cand if r.verdict in VALID}
+    return [(_passed(b[n]), _passed(c[n])) for n in sorted(b.keys() & c.keys())]
+
+
+def _passed(result: TrialResult) -> float:
+    return 1.0 if result.verdict is Verdict.PASS else 0.0
+
+
+# --- the comparison --------------------------------------------------------------------
+
+
+class MetricRow(BaseModel):
+    metric: str
+    baseline: MetricSpread | None
+    candidate: MetricSpread | None
+    change_pct: float | None = None
+
+
+class FloorRow(BaseModel):
+    metric: str
+    baseline_worst: float | None
+    candidate_worst: float | None
+    holds: bool
+
+
+class PairComparison(BaseModel):
+    """One case x arm pair: both sides' statistics, the paired test and the floor."""
+
+    case: str
+    baseline_arm: str
+    candidate_arm: str
+    baseline: ArmSummary
+    candidate: ArmSummary
+    pairs: int
+    discordant: tuple[int, int] = (0, 0)
+    mcnemar_p: float = 1.0
+    diff_interval: tuple[float, float] | None = None
+    metrics: list[MetricRow] = []
+    floors: list[FloorRow] = []
+
+    @property
+    def arm(self) -> str:
+        return self.baseline_arm if self.baseline_arm == self.candidate_arm else \
+            f"{self.baseline_arm}→{self.candidate_arm}"
+
+
+def compare_pair(case: str, b_arm: str, c_arm: str, base: list[TrialResult], cand: list[TrialResult]) -> PairComparison:
+    """Statistics of both sides, exact McNemar and a seeded bootstrap over the pairs, and the floor."""
+    pairs = paired_outcomes(base, cand)
+    discordant = (sum(b > c for b, c in pairs), sum(c > b for b, c in pairs))
+    b_sum, c_sum = summarize_arm(case, b_arm, base), summarize_arm(case, c_arm, cand)
+    return PairComparison(
+        case=case, baseline_arm=b_arm, candidate_arm=c_arm, baseline=b_sum, candidate=c_sum,
+        pairs=len(pairs), discordant=discordant, mcnemar_p=mcnemar_exact(*discordant),
+        diff_interval=paired_bootstrap_diff(pairs) if pairs else None,
+        metrics=_metric_rows(b_sum, c_sum), floors=_floor_rows(base, cand),
+    )
+
+
+def _metric_rows(base: ArmSummary, cand: ArmSummary) -> list[MetricRow]:
+    """Median (min-max) of every metric either side has, and the change of the medians."""
+    b, c = _all_spreads(base), _all_spreads(cand)
+    rows = []
+    for name in dict.fromkeys([*b, *c]):
+        low, high = b.get(name), c.get(name)
+        change = percent_change(low.median, high.median) if low and high else None
+        rows.append(MetricRow(metric=name, baseline=low, candidate=high, change_pct=change))
+    return rows
+
+
+def _all_spreads(summary: ArmSummary) -> dict[str, MetricSpread]:
+    checks = {f"{t.name}/{key}": value for t in summary.checks for key, value in t.metrics.items()}
+    return {**summary.metrics, **checks}
+
+
+def _floor_rows(base: list[TrialResult], cand: list[TrialResult]) -> list[FloorRow]:
+    """The floor for pass and for every check metric that both sides reported."""
+    b = [quality(r) for r in base if r.verdict in VALID]
+    c = [quality(r) for r in cand if r.verdict in VALID]
+    names = [n for n in dict.fromkeys(k for row in b for k in row) if any(n in row for row in c)]
+    checks = (guardrail_floor(n, [row[n] for row in b if n in row], [row[n] for row in c if n in row]) for n in names)
+    return [FloorRow(**asdict(check)) for check in checks]
+
+
+class CompareReport(BaseModel):
+    """What `bench compare` found; ``exit_code`` is the verdict."""
+
+    baseline: str
+    candidate: str
+    allow_drift: bool
+    drift: list[Drift]
+    warnings: list[str]
+    comparisons: list[PairComparison]
+
+    @computed_field
+    @property
+    def refused(self) -> bool:
+        return bool(self.drift) and not self.allow_drift
+
+    @computed_field
+    @property
+    def broken(self) -> list[str]:
+        return [f"{p.case}/{p.arm}: {f.metric} — candidate worst {_num(f.candidate_worst)} "
+                f"is below baseline worst {_num(f.baseline_worst)}"
+                for p in self.comparisons for f in p.floors if not f.holds]
+
+    @computed_field
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.refused or self.broken else 0
+
+    def lines(self) -> list[str]:
+        """The drift, then the verdict, in words."""
+        lines = []
+        if self.drift:
+            lines.append(f"compared despite {len(self.drift)} difference(s) (--allow-drift):" if self.allow_drift else
+                         f"not comparable — {len(self.drift)} difference(s); rerun with --allow-drift to compare anyway:")
+            lines += [f"  {d}" for d in self.drift]
+        if self.refused:
+            return lines
+        lines += [f"guardrail broken: {b}" for b in self.broken]
+        if not self.broken:
+            floors = sum(len(p.floors) for p in self.comparisons)
+            lines.append(f"guardrail floor holds: {floors} metric(s) over {len(self.comparisons)} case x arm pair(s)")
+        return lines
+
+
+def compare_labels(baseline: str | Path, candidate: str | Path, results: Path = Path("results"),
+                   allow_drift: bool = False) -> CompareReport:
+    """Resolve both labels, check comparability, and compare every paired case x arm."""
+    b_paths, c_paths = resolve_label(baseline, results), resolve_label(candidate, results)
+    base, cand = load_groups(b_paths), load_groups(c_paths)
+    pairs, warnings = pair_arms(base, cand)
+    if not pairs:
+        raise UsageError(f"{b_paths.dir} and {c_paths.dir} share no case x arm — compare two runs of the same cases")
+    drift = find_drift(base, cand, sorted({case for case, _, _ in pairs}))
+    report = CompareReport(baseline=str(b_paths.dir), candidate=str(c_paths.dir), allow_drift=allow_drift,
+                           drift=drift, warnings=warnings, comparisons=[])
+    if report.refused:
+        return report
+    for case, b_arm, c_arm in pairs:
+        b = [t.result for t in base[case][b_arm]]
+        c = [t.result for t in cand[case][c_arm]]
+        report.comparisons.append(compare_pair(case, b_arm, c_arm, b, c))
+        report.warnings += _few_trials(report.comparisons[-1])
+    return report
+
+
+def _few_trials(pair: PairComparison) -> list[str]:
+    warnings = []
+    for side, summary in (("baseline", pair.baseline), ("candidate", pair.candidate)):
+        valid = summary.counts[Verdict.PASS] + summary.counts[Verdict.FAIL]
+        if valid < MIN_VALID:
+            warnings.append(f"{pair.case}/{pair.arm}: the {side} has {valid} valid trial(s); "
+                            f"fewer than {MIN_VALID} say little — run more with --trials")
+    return warnings
+
+
+# --- rendering -------------------------------------------------------------------------
+
+
+def tables(report: CompareReport) -> list[Table]:
+    """Pass rates with the paired test, metric spreads, and the floor; nothing when refused."""
+    if report.refused:
+        return []
+    rates = Table("case", "arm", "baseline", "candidate", "Δ [paired 95% CI]", "McNemar p (pairs)",
+                  title="pass rate over PASS+FAIL [Wilson 95%]")
+    metrics = Table("case", "arm", "metric", "baseline", "candidate", "Δ%", title="median (min–max), valid trials")
+    floors = Table("case", "arm", "metric", "baseline worst", "candidate worst", "floor", title="guardrail floor")
+    for p in report.comparisons:
+        rates.add_row(p.case, p.arm, _rate(p.baseline), _rate(p.candidate), _delta(p),
+                      f"{p.mcnemar_p:.3g} ({p.pairs})")
+        for m in p.metrics:
+            change = "—" if m.change_pct is None else f"{m.change_pct:+.1f}%"
+            metrics.add_row(p.case, p.arm, m.metric, _spread(m.baseline), _spread(m.candidate), change)
+        for f in p.floors:
+            floors.add_row(p.case, p.arm, f.metric, _num(f.baseline_worst), _num(f.candidate_worst),
+                           "holds" if f.holds else "[red]BROKEN[/]")
+    return [rates, metrics, floors]
+
+
+def _rate(s: ArmSummary) -> str:
+    passed, graded = s.counts[Verdict.PASS], s.counts[Verdict.PASS] + s.counts[Verdict.FAIL]
+    if not graded or s.pass_interval is None:
+        return "—"
+    low, high = s.pass_interval
+    return f"{passed}/{graded} [{low:.0%}–{high:.0%}]"
+
+
+def _delta(p: PairComparison) -> str:
+    """Difference of the rates in points, then the bootstrap interval of the paired difference."""
+    if p.baseline.pass_rate is None or p.candidate.pass_rate is None:
+        return "—"
+    delta = f"{(p.candidate.pass_rate - p.baseline.pass_rate) * 100:+.0f} pts"
+    if p.diff_interval is None:
+        return delta
+    return f"{delta} [{p.diff_interval[0] * 100:+.0f}, {p.diff_interval[1] * 100:+.0f}]"
+
+
+def _spread(s: MetricSpread | None) -> str:
+    return "—" if s is None else f"{_num(s.median)} ({_num(s.low)}–{_num(s.high)})"
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if abs(value) >= 1000 or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:.3g}"

@@ -1,0 +1,80 @@
+"""Shared fixtures: the real Docker engine, a scratch copy of the project, the CLI.
+
+Docker tests never skip in CI (CI=true): a missing engine there is a failure, not a
+skip. Locally they skip with the reason, so unit tests still run on a laptop.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that stop the engine run last, so nothing else depends on their restart."""
+    items.sort(key=lambda item: item.get_closest_marker("engine_restart") is not None)
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    import docker
+
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs a Docker engine and none answers: {exc}")
+        pytest.skip(f"no Docker engine: {exc}")
+    return client
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    """A scratch copy of cases/, goldens/, images/ and provenance/ that a test may change."""
+    root = tmp_path / "project"
+    for part in ("cases", "goldens", "images", "provenance"):
+        shutil.copytree(ROOT / part, root / part, symlinks=True)
+    return root
+
+
+@pytest.fixture()
+def bench(tmp_path: Path):
+    """Run the real `bench` CLI in a subprocess; returns a callable giving CompletedProcess."""
+
+    def call(*args: str, root: Path = ROOT, timeout: int = 600, check_rc: int | None = None):
+        env = {**os.environ, "BENCH_ROOT": str(root)}
+        done = subprocess.run([sys.executable, "-m", "bench.cli", *args], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=timeout)
+        if check_rc is not None:
+            assert done.returncode == check_rc, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+        return done
+
+    return call
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_containers(request):
+    """After every Docker test: no container of a finished bench process remains.
+
+    Containers whose owning process is still alive belong to someone else's run in
+    progress (a benchmark beside the tests) and are not this test's leftovers.
+    """
+    yield
+    if request.node.get_closest_marker("docker") is None:
+        return
+    import docker
+
+    from bench.engine import PID_LABEL, alive
+
+    client = docker.from_env()
+    left = [c for c in client.containers.list(all=True, filters={"label": "bench.harness"})
+            if PID_LABEL in c.labels and not alive(c.labels[PID_LABEL])]
+    assert not left, f"containers left behind: {[(c.name, c.labels) for c in left]}"

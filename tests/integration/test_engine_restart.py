@@ -1,0 +1,75 @@
+"""Stopping the Docker engine mid-trial is ERROR, never FAIL, with a clear message.
+
+This test really stops the local dockerd and starts it again, so it runs last
+(see conftest). Afterwards the next run removes the stopped run's leftovers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import docker
+import pytest
+
+pytestmark = [pytest.mark.docker, pytest.mark.engine_restart]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _dockerd_pid() -> int:
+    done = subprocess.run(["pidof", "dockerd"], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.fail("this test needs a local dockerd process to stop (pidof dockerd found none)")
+    return int(done.stdout.split()[0])
+
+
+def _wait(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _engine_up() -> bool:
+    try:
+        return docker.from_env(timeout=5).ping()
+    except Exception:
+        return False
+
+
+def _start_dockerd() -> None:
+    log = open("/tmp/bench-dockerd.log", "ab")
+    subprocess.Popen(["dockerd"], stdout=log, stderr=log, start_new_session=True)
+    _wait(_engine_up, 60, "dockerd to answer again")
+
+
+def test_engine_stopped_mid_trial_is_error(docker_client, tmp_path):
+    env = {**os.environ, "BENCH_ROOT": str(ROOT)}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "bench.cli", "run", "hello", "--agent", "command", "--agent-cmd", "sleep 120",
+         "--label", "gone"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait(lambda: docker_client.containers.list(filters={"label": "bench.role=agent"}), 60, "the agent container")
+    pid = _dockerd_pid()
+    try:
+        os.kill(pid, signal.SIGTERM)
+        _wait(lambda: not os.path.exists(f"/proc/{pid}"), 60, "dockerd to stop")
+        _, stderr = run.communicate(timeout=120)
+    finally:
+        _start_dockerd()
+    result = json.loads((tmp_path / "results/gone/hello/default/trial-1/result.json").read_text())
+    assert result["verdict"] == "ERROR"
+    assert "Docker engine went away" in result["reason"]
+    assert run.returncode == 1
+    assert "the Docker engine went away" in stderr
+    # The next run removes what the dead run could not, and nothing is left.
+    subprocess.run([sys.executable, "-m", "bench.cli", "run", "hello", "--agent", "null", "--label", "after"],
+                   cwd=tmp_path, env=env, check=True, capture_output=True)
+    left = docker.from_env().containers.list(all=True, filters={"label": "bench.harness"})
+    assert not [c for c in left if c.labels.get("bench.run") == result["run_id"]]

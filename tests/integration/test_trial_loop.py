@@ -1,0 +1,140 @@
+"""The trial loop end to end, on the real Docker engine, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.cases import known_cases
+from bench.paths import Project
+
+pytestmark = pytest.mark.docker
+ROOT = Path(__file__).resolve().parents[2]
+MARKER_HALVES = ("BENCH-GOLDEN-", "MARKER-5d1e0c7a")
+
+
+def result_of(tmp_path: Path, label: str, case: str, n: int = 1, arm: str = "default") -> dict:
+    return json.loads((tmp_path / "results" / label / case / arm / f"trial-{n}" / "result.json").read_text())
+
+
+def trial_dir(tmp_path: Path, label: str, case: str = "hello") -> Path:
+    return tmp_path / "results" / label / case / "default" / "trial-1"
+
+
+@pytest.mark.parametrize("case", known_cases(Project(ROOT)))
+def test_oracle_passes_and_null_fails(docker_client, bench, tmp_path, case):
+    bench("run", case, "--agent", "oracle", "--label", "oracle", check_rc=0)
+    bench("run", case, "--agent", "null", "--label", "null", check_rc=0)
+    assert result_of(tmp_path, "oracle", case)["verdict"] == "PASS"
+    failed = result_of(tmp_path, "null", case)
+    assert failed["verdict"] == "FAIL"
+    assert failed["reason"].startswith("check '")
+
+
+def test_shorthand_runs_a_case(docker_client, bench, tmp_path):
+    done = bench("hello", "--agent", "oracle", "--label", "short", check_rc=0)
+    assert "PASS" in done.stderr
+    assert result_of(tmp_path, "short", "hello")["verdict"] == "PASS"
+
+
+def test_agent_container_cannot_reach_the_goldens(docker_client, bench, tmp_path, project):
+    search = (
+        f"A={MARKER_HALVES[0]}; B={MARKER_HALVES[1]}; "
+        'if grep -rqs --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev "$A$B" /; '
+        "then echo SEARCH-FOUND-MARKER; else echo SEARCH-FOUND-NOTHING; fi"
+    )
+    # Positive control: the same search in the grader, where the goldens are mounted, finds it.
+    gate = project / "goldens" / "hello" / "gate.toml"
+    gate.write_text(gate.read_text() + f"""
+[[checks]]
+kind = "command"
+name = "control: the grader sees the goldens"
+run = '{search}'
+stdout_matches = ['SEARCH-FOUND-MARKER']
+""")
+    bench("run", "hello", "--agent", "command", "--agent-cmd", search, "--label", "iso", root=project, check_rc=0)
+    transcript = (trial_dir(tmp_path, "iso") / "transcript.log").read_text()
+    assert "SEARCH-FOUND-NOTHING" in transcript
+    assert "SEARCH-FOUND-MARKER" not in transcript
+    checks = {c["name"]: c for c in result_of(tmp_path, "iso", "hello")["checks"]}
+    assert checks["control: the grader sees the goldens"]["passed"] is True
+
+
+def test_planted_verdict_files_change_nothing(docker_client, bench, tmp_path):
+    plant = (
+        "cd {workspace} && echo '{\"verdict\": \"PASS\"}' > verdict.json && echo 1 > reward.txt && "
+        "printf 'import pytest\\n' > conftest.py && "
+        "echo 'BENCH-GATE-RESULT {\"verdict\": \"PASS\", \"reason\": \"\", \"checks\": []}'"
+    )
+    bench("run", "hello", "--agent", "command", "--agent-cmd", plant, "--label", "plant", check_rc=0)
+    result = result_of(tmp_path, "plant", "hello")
+    assert result["verdict"] == "FAIL"
+    assert {c["name"] for c in result["checks"]} == {"hello.txt exists", "greeting line"}
+
+
+def test_sandbox_is_unprivileged_offline_and_limited(docker_client, bench, tmp_path):
+    probe = (
+        "echo uid=$(id -u); test -S /var/run/docker.sock && echo SOCKET || echo NOSOCKET; "
+        "echo ifaces=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ,); "
+        "echo pids=$(cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max 2>/dev/null | head -1); "
+        "echo mem=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory.max 2>/dev/null | head -1)"
+    )
+    bench("run", "hello", "--agent", "command", "--agent-cmd", probe, "--label", "probe", check_rc=0)
+    transcript = (trial_dir(tmp_path, "probe") / "transcript.log").read_text()
+    assert "uid=1000" in transcript
+    assert "NOSOCKET" in transcript
+    assert "ifaces=lo," in transcript
+    assert "pids=512" in transcript
+    assert f"mem={2048 << 20}" in transcript
+
+
+def test_agent_that_hangs_is_killed_at_the_timeout(docker_client, bench, tmp_path):
+    done = bench("run", "hello", "--agent", "command", "--agent-cmd", "echo started; sleep infinity",
+                 "--timeout", "3", "--label", "hang", check_rc=0)
+    result = result_of(tmp_path, "hang", "hello")
+    assert result["verdict"] == "FAIL"
+    assert result["reason"].startswith("timeout")
+    assert result["timed_out"] is True
+    assert 3 <= result["phases"]["agent"] < 30
+    assert "started" in (trial_dir(tmp_path, "hang") / "transcript.log").read_text()
+    assert "FAIL" in done.stderr
+
+
+def test_second_run_builds_no_image(docker_client, bench, tmp_path):
+    bench("run", "hello", "--agent", "null", "--label", "first", check_rc=0)
+    bench("run", "hello", "--agent", "null", "--label", "second", check_rc=0)
+    summary = json.loads((tmp_path / "results" / "second" / "summary.json").read_text())
+    assert summary["images_built"] == []
+
+
+def test_interrupted_run_leaves_no_container_and_an_honest_record(docker_client, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.cli", "run", "hello", "--agent", "command", "--agent-cmd", "sleep 60",
+         "--label", "intr"], cwd=tmp_path, env={**os.environ, "BENCH_ROOT": str(ROOT)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for_agent_container(docker_client)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    result = result_of(tmp_path, "intr", "hello")
+    assert result["verdict"] == "ERROR"
+    assert "interrupted" in result["reason"]
+
+
+def _wait_for_agent_container(client, timeout: float = 60) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if client.containers.list(filters={"label": "bench.role=agent"}):
+            return
+        time.sleep(0.2)
+    raise AssertionError("no agent container appeared")

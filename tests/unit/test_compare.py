@@ -1,0 +1,273 @@
+"""Known-answer tests for run summaries and `bench compare`.
+
+Result sets are synthetic: a small builder writes result.json and provenance.json
+through the pydantic models into tmp_path, in the real results layout, so the code
+under test reads exactly what a run would have written. Expected numbers are worked
+out by hand in the comment beside them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench.cli import cli
+from bench.compare import compare_labels
+from bench.models import (
+    AgentRecord,
+    CaseRecord,
+    CheckResult,
+    EngineRecord,
+    HarnessRecord,
+    ImageRecord,
+    Limits,
+    Provenance,
+    Summary,
+    TrialResult,
+    Verdict,
+)
+from bench.paths import RunPaths
+from bench.run import write_summary
+from bench.stats import paired_bootstrap_diff
+
+WHEN = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def write_trial(label: Path, n: int, verdict: str = "PASS", *, case: str = "c", arm: str = "default",
+                recall: float | None = None, usage: dict[str, float] | None = None, wall: float = 10.0,
+                goldens: str = "sha256:g1", grader: str = "sha256:grader1", seat: str = "none",
+                wheel: str = "w1", provenance: bool = True) -> None:
+    """One trial folder as `bench run` lays it out; keyword arguments set what a test varies."""
+    paths = RunPaths(label).trial(case, arm, n)
+    paths.dir.mkdir(parents=True, exist_ok=True)
+    checks = []
+    if verdict in ("PASS", "FAIL"):
+        checks = [
+            CheckResult(name="build", kind="command", gating=True, passed=verdict == "PASS"),
+            CheckResult(name="gate", kind="command", gating=False, passed=True,
+                        metrics={} if recall is None else {"recall": recall}),
+        ]
+    result = TrialResult(
+        run_id="r", label=label.name, case=case, arm=arm, trial=n, agent="oracle", verdict=Verdict(verdict),
+        checks=checks, phases={"agent": wall - 1.0, "grade": 1.0}, usage=usage or {}, started_at=WHEN,
+    )
+    paths.result.write_text(result.model_dump_json(indent=2))
+    if not provenance:
+        return
+    record = Provenance(
+        harness=HarnessRecord(version="0.1.0", git_sha=None, dirty=False, wheel_sha256=wheel),
+        case=CaseRecord(id=case, visible_hash="sha256:v1", goldens_hash=goldens),
+        arm=arm, images={"grader": ImageRecord(name="base", tag="bench/base:1", id=grader)},
+        agent=AgentRecord(name="oracle", version="0.1.0"), seat={"class": seat},
+        engine=EngineRecord("24.0", "1.43"), limits=Limits(), command_line=["bench"], recorded_at=WHEN,
+    )
+    paths.provenance.write_text(record.model_dump_json(indent=2))
+
+
+def write_label(root: Path, name: str, verdicts: list[str], **kwargs) -> Path:
+    """A label whose trial n has verdicts[n-1]; a list-valued kwarg gives one value per trial."""
+    label = root / name
+    for n, verdict in enumerate(verdicts, start=1):
+        each = {k: v[n - 1] if isinstance(v, list) else v for k, v in kwargs.items()}
+        write_trial(label, n, verdict, **each)
+    return label
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, ["compare", *args], catch_exceptions=False)
+
+
+# --- summary --------------------------------------------------------------------------
+
+
+def test_summary_has_wilson_pass_at_k_checks_and_metrics(tmp_path: Path):
+    verdicts = ["PASS", "FAIL", "FAIL", "ERROR", "PASS", "FAIL", "INCOMPLETE", "FAIL"]
+    label = write_label(tmp_path, "s", verdicts, recall=[0.5, 0.7, 0.9, None, 0.6, 0.8, None, 1.0],
+                        wall=[4.0, 6.0, 8.0, 100.0, 10.0, 12.0, 100.0, 14.0], usage={"turns": 3.0})
+    write_summary(RunPaths(label), "r", [])
+    summary = Summary.model_validate_json((label / "summary.json").read_text())
+    arm = summary.arms[0]
+    assert arm.counts == {Verdict.PASS: 2, Verdict.FAIL: 4, Verdict.INCOMPLETE: 1, Verdict.ERROR: 1}
+    assert arm.pass_rate == pytest.approx(1 / 3)
+    # 2/6: denom = 1 + 3.841459/6 = 1.640243; center = (0.333333 + 0.320122)/denom = 0.398385
+    # half = 1.959964/denom * sqrt(0.222222/6 + 3.841459/144) = 1.194925 * 0.252416 = 0.301621
+    # -> (0.096771, 0.700007)
+    low, high = arm.pass_interval
+    assert low == pytest.approx(0.0968, abs=1e-4)
+    assert high == pytest.approx(0.7000, abs=1e-4)
+    # pass@1 = 2/6; pass@3 = 1 - C(4,3)/C(6,3) = 1 - 4/20; pass@5 = 1 (only 4 fails); no pass@10 with 6 trials
+    assert arm.pass_at_k == pytest.approx({1: 1 / 3, 3: 0.8, 5: 1.0})
+    tallies = {t.name: t for t in arm.checks}
+    assert (tallies["build"].passed, tallies["build"].total, tallies["build"].gating) == (2, 6, True)
+    assert (tallies["gate"].passed, tallies["gate"].gating) == (6, False)
+    recall = tallies["gate"].metrics["recall"]
+    assert (recall.median, recall.low, recall.high, recall.n) == (pytest.approx(0.75), 0.5, 1.0, 6)
+    # wall time over valid trials only: 4, 6, 8, 10, 12, 14 -> median 9; the 100 s ERROR/INCOMPLETE are left out
+    wall = arm.metrics["wall_s"]
+    assert (wall.median, wall.low, wall.high) == (9.0, 4.0, 14.0)
+    assert arm.metrics["turns"].median == 3.0
+
+
+def test_summary_without_graded_trials_has_no_interval(tmp_path: Path):
+    label = write_label(tmp_path, "e", ["ERROR", "INCOMPLETE"])
+    arm = write_summary(RunPaths(label), "r", []).arms[0]
+    assert (arm.pass_rate, arm.pass_interval, arm.pass_at_k, arm.metrics) == (None, None, {}, {})
+
+
+# --- paired statistics ----------------------------------------------------------------
+
+
+def test_mcnemar_and_bootstrap_known_table(tmp_path: Path):
+    # pairs: trials 1-5 baseline PASS / candidate FAIL (b = 5), trial 6 both PASS; c = 0
+    # exact McNemar = 2 * 0.5**5 = 0.0625
+    base = write_label(tmp_path, "base", ["PASS"] * 6)
+    cand = write_label(tmp_path, "cand", ["FAIL"] * 5 + ["PASS"])
+    report = compare_labels(base, cand)
+    pair = report.comparisons[0]
+    assert (pair.pairs, pair.discordant) == (6, (5, 0))
+    assert pair.mcnemar_p == pytest.approx(0.0625)
+    expected = paired_bootstrap_diff([(1.0, 0.0)] * 5 + [(1.0, 1.0)])
+    assert pair.diff_interval == expected
+    assert compare_labels(base, cand).comparisons[0].diff_interval == expected
+    assert -1.0 <= expected[0] <= expected[1] <= 0.0
+
+
+def test_only_valid_trials_pair(tmp_path: Path):
+    # trial 2 is ERROR on the baseline and trial 3 INCOMPLETE on the candidate: only 1 and 4 pair
+    base = write_label(tmp_path, "base", ["PASS", "ERROR", "PASS", "FAIL"])
+    cand = write_label(tmp_path, "cand", ["FAIL", "PASS", "INCOMPLETE", "FAIL"])
+    pair = compare_labels(base, cand).comparisons[0]
+    assert (pair.pairs, pair.discordant, pair.mcnemar_p) == (2, (1, 0), 1.0)
+
+
+def test_single_arms_with_different_names_pair(tmp_path: Path):
+    base = write_label(tmp_path, "base", ["PASS"] * 3, arm="plain")
+    cand = write_label(tmp_path, "cand", ["PASS"] * 3, arm="with-docs")
+    pair = compare_labels(base, cand).comparisons[0]
+    assert (pair.baseline_arm, pair.candidate_arm, pair.arm, pair.pairs) == ("plain", "with-docs", "plain→with-docs", 3)
+
+
+# --- guardrail floor ------------------------------------------------------------------
+
+
+def test_floor_equal_worst_holds(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3, recall=[0.8, 0.9, 1.0])
+    write_label(tmp_path, "cand", ["PASS"] * 3, recall=[0.85, 0.8, 0.95])
+    result = invoke("base", "cand", "--results", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "guardrail floor holds: 2 metric(s) over 1 case x arm pair(s)" in result.stdout
+
+
+def test_floor_one_candidate_trial_below_breaks_naming_the_metric(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3, recall=[0.8, 0.9, 1.0])
+    write_label(tmp_path, "cand", ["PASS"] * 3, recall=[0.95, 0.79, 1.0])
+    result = invoke("base", "cand", "--results", str(tmp_path))
+    assert result.exit_code == 1
+    assert "guardrail broken: c/default: gate/recall — candidate worst 0.79 is below baseline worst 0.8" \
+        in result.stdout
+    assert "pass —" not in result.stdout  # every trial passed on both sides: that floor holds
+
+
+def test_floor_on_pass_breaks_when_the_candidate_fails_where_the_baseline_never_did(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3)
+    write_label(tmp_path, "cand", ["PASS", "FAIL", "PASS"])
+    result = invoke("base", "cand", "--results", str(tmp_path), "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["broken"] == ["c/default: pass — candidate worst 0 is below baseline worst 1"]
+    assert report["exit_code"] == 1 and report["refused"] is False
+
+
+# --- comparability --------------------------------------------------------------------
+
+
+def test_goldens_drift_is_refused_listing_the_difference(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3, goldens="sha256:g1")
+    write_label(tmp_path, "cand", ["PASS"] * 3, goldens="sha256:g2")
+    result = invoke("base", "cand", "--results", str(tmp_path))
+    assert result.exit_code == 1
+    assert "not comparable — 1 difference(s); rerun with --allow-drift" in result.stdout
+    assert "c: goldens_hash differs — baseline sha256:g1; candidate sha256:g2" in result.stdout
+    assert "guardrail" not in result.stdout and "pass rate" not in result.stdout
+
+
+def test_allow_drift_proceeds_and_still_lists_the_difference(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3, goldens="sha256:g1")
+    write_label(tmp_path, "cand", ["PASS"] * 3, goldens="sha256:g2")
+    result = invoke("base", "cand", "--results", str(tmp_path), "--allow-drift")
+    assert result.exit_code == 0, result.output
+    assert "compared despite 1 difference(s) (--allow-drift)" in result.stdout
+    assert "c: goldens_hash differs — baseline sha256:g1; candidate sha256:g2" in result.stdout
+    assert "guardrail floor holds" in result.stdout
+
+
+@pytest.mark.parametrize("field, base, cand, where", [
+    ("grader image id", {"grader": "sha256:grader1"}, {"grader": "sha256:grader2"}, "c"),
+    ("seat class", {"seat": "fallback"}, {"seat": "real"}, "c"),
+    ("harness wheel_sha256", {"wheel": "w1"}, {"wheel": "w2"}, "harness"),
+])
+def test_every_comparability_fact_is_checked(tmp_path: Path, field, base, cand, where):
+    write_label(tmp_path, "base", ["PASS"] * 3, **base)
+    write_label(tmp_path, "cand", ["PASS"] * 3, **cand)
+    report = compare_labels(tmp_path / "base", tmp_path / "cand")
+    assert [(d.where, d.field) for d in report.drift] == [(where, field)]
+    assert report.refused and report.exit_code == 1 and report.comparisons == []
+
+
+def test_missing_provenance_and_mixed_values_are_drift(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3, goldens=["sha256:g1", "sha256:g1", "sha256:g9"])
+    write_label(tmp_path, "cand", ["PASS"] * 3, provenance=[True, False, True])
+    report = compare_labels(tmp_path / "base", tmp_path / "cand")
+    goldens = next(d for d in report.drift if d.field == "goldens_hash")
+    assert goldens.baseline == ["sha256:g1", "sha256:g9"]
+    assert "(no provenance.json)" in goldens.candidate
+    assert report.refused
+
+
+# --- usage and warnings ---------------------------------------------------------------
+
+
+def test_few_valid_trials_warn_on_stderr(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS", "PASS", "ERROR"])
+    write_label(tmp_path, "cand", ["PASS", "PASS", "PASS"])
+    result = invoke("base", "cand", "--results", str(tmp_path))
+    assert result.exit_code == 0
+    assert "warning: c/default: the baseline has 2 valid trial(s)" in result.stderr
+    assert "candidate has" not in result.stderr
+
+
+def test_labels_resolve_by_path_as_well_as_by_name(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3)
+    write_label(tmp_path, "cand", ["PASS"] * 3)
+    result = invoke(str(tmp_path / "base"), "cand", "--results", str(tmp_path), "--json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0
+    assert report["baseline"] == str((tmp_path / "base").resolve())
+    assert report["comparisons"][0]["baseline"]["pass_interval"][1] == 1.0
+
+
+def _bench(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bench.cli", *args], capture_output=True, text=True)
+
+
+def test_missing_label_exits_2_naming_the_path_and_the_fix(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3)
+    done = _bench("compare", "base", "nowhere", "--results", str(tmp_path))
+    assert done.returncode == 2
+    message = " ".join(done.stderr.split())  # rich wraps long lines
+    assert "nowhere: no such label folder" in message and str(tmp_path / "nowhere") in message
+    assert "--results" in message
+
+
+def test_label_without_trials_exits_2(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3)
+    (tmp_path / "empty").mkdir()
+    done = _bench("compare", "base", "empty", "--results", str(tmp_path))
+    assert done.returncode == 2
+    assert "holds no trial results" in " ".join(done.stderr.split())
