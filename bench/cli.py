@@ -10,9 +10,12 @@ import json
 import sys
 from pathlib import Path
 
+from contextlib import contextmanager
+
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from . import __version__
 from .errors import BenchError
@@ -51,11 +54,15 @@ def _project():
 @click.option("--timeout", "timeout_s", type=int, help="Agent wall clock in seconds (default: the case's).")
 @click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path))
 @click.option("--ca-bundle", envvar="BENCH_CA_BUNDLE", help="Extra CA bundle to trust in builds [env BENCH_CA_BUNDLE].")
-def run(cases, label, agent, agent_cmd, trials, timeout_s, results, ca_bundle) -> None:
-    """Run CASES with an agent, each trial in fresh containers."""
+@click.option("--arm", "arms", multiple=True, metavar="NAME=SPEC",
+              help="An arm to run, e.g. base=context:with-context or cand=context:bare,model:M (repeatable).")
+@click.option("--concurrency", type=int, help="Trials at once (default: one per core, at most 4).")
+def run(cases, label, agent, agent_cmd, trials, timeout_s, results, ca_bundle, arms, concurrency) -> None:
+    """Run CASES with an agent, each trial in fresh containers; same --label resumes."""
     from .run import RunRequest, execute
 
-    request = RunRequest(list(cases), agent, agent_cmd, label, trials, timeout_s, results, ca_bundle)
+    request = RunRequest(list(cases), agent, agent_cmd, label, trials, timeout_s, results, ca_bundle,
+                         list(arms), concurrency)
     outcome = execute(request, _project(), say=lambda line: err.print(line, markup=False))
     _summary_table(outcome.summary)
     console.print(f"results: {outcome.paths.dir}")
@@ -98,7 +105,7 @@ def cases_validate() -> None:
 
 @cli.group()
 def images() -> None:
-    """Build, list and lock the pinned images."""
+    """Build, lock, rebuild, load, prune and list the pinned images."""
 
 
 @images.command("build")
@@ -121,6 +128,87 @@ def images_list() -> None:
     for row in listing(_project()):
         table.add_row(*row)
     console.print(table)
+
+
+@contextmanager
+def _progress(title: str):
+    """Long image work on stderr: milestones stay printed, detail lines replace each other in a status line."""
+    with err.status(Text(title)) as status:
+        def step(line: str) -> None:
+            err.print(line, markup=False)
+            status.update(Text(line))
+
+        def log(line: str) -> None:
+            status.update(Text(f"{title}: {line[-120:]}"))
+
+        yield step, log
+
+
+@images.command("rebuild")
+@click.argument("names", nargs=-1)
+@click.option("--check", is_flag=True, help="Leave every locked tag where it is; only compare.")
+@click.option("--ca-bundle", envvar="BENCH_CA_BUNDLE", help="Extra CA bundle to trust [env BENCH_CA_BUNDLE].")
+def images_rebuild(names, check, ca_bundle) -> None:
+    """Rebuild NAMES (default: all) from images/ without cache and compare with the lock.
+
+    Says per image: same (bit- or content-reproducible) or drifted, with the changed
+    packages and paths, and records what it verified in the lock. Without --check the
+    rebuild takes the image's tag. Exit 1 on any drift, 0 when all are the same.
+    """
+    from .rebuild import rebuild
+
+    with _progress("rebuilding images") as (step, log):
+        findings = rebuild(_project(), list(names), check, ca_bundle, log=log, step=step)
+    for finding in findings:
+        for line in finding.lines():
+            console.print(line, markup=False)
+    drifted = [finding.name for finding in findings if finding.level is None]
+    if drifted and not check:
+        err.print(f"drifted: {', '.join(drifted)} — if the change is intended, `bench images lock` records it")
+    sys.exit(1 if drifted else 0)
+
+
+@images.command("lock")
+@click.argument("names", nargs=-1)
+@click.option("--ca-bundle", envvar="BENCH_CA_BUNDLE", help="Extra CA bundle to trust [env BENCH_CA_BUNDLE].")
+def images_lock(names, ca_bundle) -> None:
+    """Rewrite the lock from the current images (NAMES, default all) after an intended change."""
+    from .images import relock
+
+    with _progress("locking images") as (step, log):
+        changes = relock(_project(), list(names), ca_bundle, log=log)
+    for old, new in changes:
+        was = "new" if old is None else ("unchanged" if old.id == new.id else f"was {old.id[7:19]}")
+        console.print(f"{new.name:12} {new.tag:36} {new.id[7:19]}  {was}", markup=False)
+
+
+@images.command("load")
+@click.argument("archive", type=click.Path(path_type=Path))
+@click.option("--name", required=True, help="Name to lock the image under (not one images/ already builds).")
+def images_load(archive: Path, name: str) -> None:
+    """Load a Nix dockerTools image tarball (`nix build .#IMAGE`) and record it in the lock."""
+    from .images import load_archive
+
+    with _progress(f"loading {archive}") as (step, log):
+        entry = load_archive(_project(), archive, name, log=log)
+    capable = " (bit-reproducible-capable)" if entry.bit_capable else ""
+    console.print(f"{entry.name:12} {entry.tag:36} {entry.id[7:19]}  builder {entry.builder}{capable}", markup=False)
+
+
+@images.command("prune")
+@click.argument("names", nargs=-1)
+@click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path),
+              help="Results whose provenance.json image IDs are kept.")
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+def images_prune(names, results: Path, dry_run: bool) -> None:
+    """Remove harness images (NAMES, default all) no lock entry or kept result names, and dead runs' stopped containers."""
+    from .engine import connect
+    from .prune import prune
+
+    with _progress("pruning") as (step, log):
+        report = prune(connect(), _project(), results, list(names), dry_run)
+    for line in report.lines():
+        console.print(line, markup=False)
 
 
 @cli.command("verify-provenance")
@@ -179,8 +267,15 @@ def compare_cmd(baseline: str, candidate: str, allow_drift: bool, as_json: bool,
     sys.exit(report.exit_code)
 
 
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     """Entry point: one place maps exceptions to exit codes and messages."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminate)  # stop like Ctrl-C: clean up, keep what finished
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

@@ -144,13 +144,63 @@ class LockEntry(BaseModel):
     id: str
     content_digest: str | None = None
     parent: str | None = None
-    context_hash: str
+    context_hash: str = Field(description="What the image was made from: images/<name> + parent ID, "
+                              "or the SHA-256 of a loaded archive.")
     packages: dict[str, str] = Field(default_factory=dict, description="dpkg name -> version.")
+    builder: Literal["mmdebstrap", "dockerfile", "dockertools"] | None = Field(
+        None,
+        description="How the image was made. mmdebstrap (images/base) and dockertools (the flake's "
+        "image outputs, loaded with `bench images load`) are bit-reproducible-capable: the same inputs "
+        "give the same image ID. Dockerfile builds stamp build times, so at best content-reproducible.",
+    )
+    verified: Literal["content", "bit"] | None = Field(
+        None,
+        description="What the last `bench images rebuild` proved for this entry: `bit` = the rebuild "
+        "gave this exact image ID, `content` = the same content digest only, null = never verified or drifted.",
+    )
+
+    @property
+    def bit_capable(self) -> bool:
+        """Whether a rebuild can ever reproduce the image ID, not only the content digest."""
+        return self.builder in ("mmdebstrap", "dockertools")
 
 
 class ImageLock(BaseModel):
     schema_version: int = SCHEMA_VERSION
     images: dict[str, LockEntry] = Field(default_factory=dict)
+
+
+# --- arms and run.json --------------------------------------------------------------
+
+
+class ArmSpec(Strict):
+    """One named variant under test, from `--arm NAME=SPEC` (or a case's own arm list)."""
+
+    name: str
+    context: str | None = Field(None, description="Which context/<dir> of the case the agent gets.")
+    agent: str | None = Field(None, description="Agent for this arm (default: --agent).")
+    agent_cmd: str | None = Field(None, description="Command template when agent is `command`.")
+    model: str | None = Field(None, description="Model name handed to model-driven agents.")
+
+    @field_validator("name")
+    @classmethod
+    def _plain(cls, value: str) -> str:
+        if not NAME.match(value):
+            raise ValueError(f"{value!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
+        return value
+
+
+class RunRecord(BaseModel):
+    """results/<label>/run.json: what a label was run with, so a resume can refuse drift."""
+
+    schema_version: int = SCHEMA_VERSION
+    label: str
+    harness_version: str
+    wheel_sha256: str
+    arms: list[ArmSpec]
+    timeout_s: int | None = None
+    cases: dict[str, dict[str, str]] = Field(
+        description="Per case: visible_hash, goldens_hash and the image ID of each role.")
 
 
 # --- result.json ----------------------------------------------------------------------
@@ -185,6 +235,7 @@ class TrialResult(BaseModel):
     checks: list[CheckResult] = Field(default_factory=list)
     agent_exit_code: int | None = None
     timed_out: bool = False
+    interrupted: bool = Field(False, description="The run was stopped before this trial finished.")
     export_bytes: int | None = None
     phases: dict[str, float] = Field(default_factory=dict, description="Seconds per phase.")
     usage: dict[str, float] = Field(
@@ -240,6 +291,7 @@ class Provenance(BaseModel):
     harness: HarnessRecord
     case: CaseRecord
     arm: str
+    arm_spec: ArmSpec | None = None
     images: dict[str, ImageRecord] = Field(description="By role: agent, grader, staged.")
     agent: AgentRecord
     seat: dict[str, str] = Field(default_factory=lambda: {"class": "none"})
@@ -313,4 +365,5 @@ PUBLISHED = {
     "manifest": Manifest,
     "summary": Summary,
     "images-lock": ImageLock,
+    "run": RunRecord,
 }

@@ -11,25 +11,34 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from rich.console import Console
+
 from .agents import make_agent
+from .arms import arms_for, parse_arm
 from .cases import Case, load_case
 from .compare import summarize_arm
 from .engine import connect, engine_versions, remove_orphans, remove_run_containers
-from .errors import EngineUnavailable, UsageError
+from .errors import UsageError
 from .harness import prepare
 from .images import Images
-from .models import CaseRecord, EngineRecord, Limits, Summary, TrialResult, Verdict, utcnow
+from .models import (ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, RunRecord, Summary, TrialResult,
+                     Verdict, utcnow)
 from .paths import Project, RunPaths
+from .progress import RunProgress
+from .resume import reconcile
 from .trial import RunContext, TrialSpec, run_trial
 from .trust import ca_bundle
 
 Say = Callable[[str], None]
+STDERR = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 @dataclass
@@ -42,6 +51,8 @@ class RunRequest:
     timeout_s: int | None = None
     results: Path = Path("results")
     ca_bundle: str | None = None
+    arms: list[str] = field(default_factory=list)
+    concurrency: int | None = None
     command_line: list[str] = field(default_factory=lambda: list(sys.argv))
 
 
@@ -53,56 +64,135 @@ class RunOutcome:
     engine_lost: bool = False
 
 
+def _stderr_line(line: str) -> None:
+    STDERR.print(line, markup=False)
+
+
 def default_label() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def execute(request: RunRequest, project: Project, say: Say = print) -> RunOutcome:
+def default_concurrency() -> int:
+    """Trials mostly wait on containers; one per core, at most four, fits a laptop."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def execute(request: RunRequest, project: Project, say: Say | None = None) -> RunOutcome:
     """Validate, resolve, run every trial, clean up, write the summary."""
-    if request.trials < 1:
-        raise UsageError("--trials must be at least 1")
-    cases = [load_case(project, name) for name in request.cases]
-    agent = make_agent(request.agent, request.agent_cmd)
+    cases, arm_specs = _validate(request, project)
+    agents = {arm.name: make_agent(arm.agent or request.agent, arm.agent_cmd or request.agent_cmd)
+              for arms in arm_specs.values() for arm in arms}
     client = connect()
-    for orphan in remove_orphans(client):
-        say(f"removed containers left by interrupted run {orphan}")
-    run_id = secrets.token_hex(6)
     paths = RunPaths((request.results / (request.label or default_label())).resolve())
     paths.dir.mkdir(parents=True, exist_ok=True)
+    say = say or _stderr_line
+    for orphan in remove_orphans(client):
+        say(f"removed containers left by interrupted run {orphan}")
     images = Images(client, project, ca_bundle(request.ca_bundle), log=say)
     harness = prepare(paths.harness_dir)
-    context = RunContext(client, run_id, paths.label, harness, EngineRecord(*engine_versions(client)), request.command_line)
-    results: list[TrialResult] = []
-    engine_lost = False
+    context = RunContext(client, secrets.token_hex(6), paths.label, harness,
+                         EngineRecord(*engine_versions(client)), request.command_line)
     try:
         resolved = {case.id: _resolve_images(images, case) for case in cases}
-        for case, arm, n in schedule(cases, request.trials):
-            trial_paths = paths.trial(case.id, arm, n)
-            if trial_paths.result.is_file() and _finished(trial_paths.result):
-                say(f"{case.id}/{arm}/trial-{n}: already recorded, kept")
-                continue
-            spec = TrialSpec(case, arm, n, agent, dict(resolved[case.id]), _limits(case, request), trial_paths,
-                             CaseRecord(id=case.id, visible_hash=case.visible_hash(), goldens_hash=case.goldens_hash()))
-            result = run_trial(context, spec)
-            results.append(result)
-            say(_line(result))
-            if result.verdict is Verdict.ERROR and "engine went away" in result.reason:
-                engine_lost = True
-                say(f"the Docker engine went away; stopping. Rerun with --label {paths.label} to continue.")
-                break
+        reconcile(paths.run_record, _run_record(paths, harness, request, cases, arm_specs, resolved))
+        specs = _pending(paths, cases, arm_specs, agents, resolved, request, say)
+        results, engine_lost = _run_all(context, specs, request.concurrency or default_concurrency(), say)
     finally:
-        _cleanup(client, run_id, say)
-    summary = write_summary(paths, run_id, images.built)
+        _cleanup(client, context.run_id, say)
+    summary = write_summary(paths, context.run_id, images.built)
     return RunOutcome(paths, summary, results, engine_lost)
 
 
-def _resolve_images(images: Images, case: Case) -> dict:
+def _validate(request: RunRequest, project: Project) -> tuple[list[Case], dict[str, list[ArmSpec]]]:
+    """Everything the user gave is checked before anything is built or run."""
+    if request.trials < 1:
+        raise UsageError("--trials must be at least 1")
+    if request.concurrency is not None and request.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    cases = [load_case(project, name) for name in request.cases]
+    specs = [parse_arm(text) for text in request.arms]
+    return cases, {case.id: arms_for(case, specs) for case in cases}
+
+
+def _resolve_images(images: Images, case: Case) -> dict[str, ImageRecord]:
     return {"agent": images.ensure(case.spec.image), "grader": images.ensure(case.grader_image)}
 
 
-def schedule(cases: list[Case], trials: int) -> list[tuple[Case, str, int]]:
+def _run_record(paths: RunPaths, harness, request: RunRequest, cases: list[Case],
+                arm_specs: dict[str, list[ArmSpec]], resolved: dict[str, dict[str, ImageRecord]]) -> RunRecord:
+    entries = {
+        case.id: {"visible_hash": case.visible_hash(), "goldens_hash": case.goldens_hash(),
+                  **{f"{role}_image": image.id for role, image in resolved[case.id].items()}}
+        for case in cases
+    }
+    arms = [arm.model_copy(update={"agent": arm.agent or request.agent,
+                                   "agent_cmd": arm.agent_cmd or request.agent_cmd})
+            for arm in next(iter(arm_specs.values()), [])] if request.arms else []
+    return RunRecord(label=paths.label, harness_version=harness.record.version,
+                     wheel_sha256=harness.record.wheel_sha256, arms=arms, timeout_s=request.timeout_s,
+                     cases=entries)
+
+
+def schedule(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], trials: int) -> list[tuple[Case, ArmSpec, int]]:
     """Trial n of every case x arm before trial n+1 of any: arms interleave, drift is shared."""
-    return [(case, arm, n) for n in range(1, trials + 1) for case in cases for arm in case.spec.arms]
+    return [(case, arm, n) for n in range(1, trials + 1) for case in cases for arm in arm_specs[case.id]]
+
+
+def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSpec]], agents: dict,
+             resolved: dict[str, dict[str, ImageRecord]], request: RunRequest, say: Say) -> list[TrialSpec]:
+    """The trials still to run: finished ones are kept, partial ones are cleared and rerun."""
+    specs, kept = [], 0
+    for case, arm, n in schedule(cases, arm_specs, request.trials):
+        trial_paths = paths.trial(case.id, arm.name, n)
+        if _finished(trial_paths.result):
+            kept += 1
+            continue
+        if trial_paths.dir.exists():
+            shutil.rmtree(trial_paths.dir)
+        record = CaseRecord(id=case.id, visible_hash=case.visible_hash(), goldens_hash=case.goldens_hash())
+        specs.append(TrialSpec(case, arm, n, agents[arm.name], dict(resolved[case.id]), _limits(case, request),
+                               trial_paths, record))
+    if kept:
+        say(f"label {paths.label}: {kept} finished trial(s) kept, {len(specs)} to run")
+    return specs
+
+
+def _run_all(context: RunContext, specs: list[TrialSpec], concurrency: int, say: Say) -> tuple[list[TrialResult], bool]:
+    """Run trials on a thread pool in schedule order; Ctrl-C or a lost engine stops the rest."""
+    results: list[TrialResult] = []
+    engine_lost = False
+    with RunProgress(len(specs), say) as progress, ThreadPoolExecutor(concurrency) as pool:
+        def one(spec: TrialSpec) -> TrialResult:
+            progress.started()
+            return run_trial(context, spec)
+
+        futures = [pool.submit(one, spec) for spec in specs]
+        try:
+            for future in as_completed(futures):
+                result = future.result()
+                results.append(result)
+                progress.finished(result, _line(result))
+                if result.verdict is Verdict.ERROR and "engine went away" in result.reason and not engine_lost:
+                    engine_lost = True
+                    say(f"the Docker engine went away; stopping. Rerun with --label {context.label} to continue.")
+                    _stop(context, futures)
+        except KeyboardInterrupt:
+            say("interrupted: stopping running trials, keeping finished ones")
+            _stop(context, futures)
+            wait(futures, timeout=120)
+            raise
+    return results, engine_lost
+
+
+def _stop(context: RunContext, futures: list) -> None:
+    """Cancel what has not started and kill what has, so every running trial records promptly."""
+    context.cancel.set()
+    for future in futures:
+        future.cancel()
+    try:
+        remove_run_containers(context.client, context.run_id)
+    except Exception:
+        pass  # the engine is gone; the next run removes this run's containers
 
 
 def _limits(case: Case, request: RunRequest) -> Limits:
@@ -112,6 +202,9 @@ def _limits(case: Case, request: RunRequest) -> Limits:
 
 
 def _finished(result_file: Path) -> bool:
+    """A trial with a verdict about the agent (not ERROR) is never run again."""
+    if not result_file.is_file():
+        return False
     result = TrialResult.model_validate_json(result_file.read_text())
     return result.verdict in (Verdict.PASS, Verdict.FAIL, Verdict.INCOMPLETE)
 

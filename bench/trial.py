@@ -12,6 +12,7 @@ the manifest, so an interrupted or broken trial still leaves an honest record:
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from .errors import InfrastructureError, SeatRefused
 from .gates.runner import MARK
 from .harness import WHEEL_IN_CONTAINER, Harness
 from .hashing import combine, sha256_file
-from .models import (CaseRecord, CheckResult, EngineRecord, ImageRecord, Limits, Manifest, Provenance,
+from .models import (ArmSpec, CaseRecord, CheckResult, EngineRecord, ImageRecord, Limits, Manifest, Provenance,
                      TrialResult, Verdict, utcnow)
 from .paths import TrialPaths
 from .sandbox import ExportTooLarge, Sandbox, SandboxSpec, tar_tree
@@ -45,12 +46,13 @@ class RunContext:
     harness: Harness
     engine: EngineRecord
     command_line: list[str]
+    cancel: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
 class TrialSpec:
     case: Case
-    arm: str
+    arm: ArmSpec
     n: int
     agent: Agent
     images: dict[str, ImageRecord]
@@ -63,11 +65,11 @@ class TrialSpec:
 def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     """Run one trial to a verdict; always leaves result.json, provenance.json and manifest.json."""
     trial.paths.dir.mkdir(parents=True, exist_ok=True)
-    result = TrialResult(run_id=run.run_id, label=run.label, case=trial.case.id, arm=trial.arm,
+    result = TrialResult(run_id=run.run_id, label=run.label, case=trial.case.id, arm=trial.arm.name,
                          trial=trial.n, agent=trial.agent.name, verdict=Verdict.ERROR,
                          reason="interrupted before a verdict", started_at=utcnow())
     try:
-        plan = trial.agent.plan(trial.case, trial.arm)
+        plan = trial.agent.plan(trial.case, trial.arm.context)
         with _phase(trial, "stage"):
             staged = stage(run, trial)
         if staged:
@@ -92,6 +94,9 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     except Exception as exc:  # a harness bug: ERROR, with enough to file it
         result.verdict, result.reason = Verdict.ERROR, f"harness error: {type(exc).__name__}: {exc}"
     finally:
+        if run.cancel.is_set() and result.verdict is Verdict.ERROR:
+            result.interrupted = True
+            result.reason = f"interrupted: the run was stopped before this trial finished ({result.reason})"
         result.finished_at = utcnow()
         result.phases = dict(trial.timings)
         record(run, trial, result)
@@ -114,11 +119,11 @@ class _phase:
 # --- stage ---------------------------------------------------------------------------
 
 
-def stage_layers(case: Case, arm: str) -> tuple[list[tuple[str, Path]], dict[str, bytes]]:
+def stage_layers(case: Case, context: str) -> tuple[list[tuple[str, Path]], dict[str, bytes]]:
     """What every trial of case x arm starts from: workspace, the arm's context over it, the prompt."""
     layers = [("workspace", case.workspace)]
-    if case.context(arm).is_dir():
-        layers.append(("workspace", case.context(arm)))
+    if case.context(context).is_dir():
+        layers.append(("workspace", case.context(context)))
     return layers, {PROMPT_FILE.lstrip("/"): case.prompt_file.read_bytes()}
 
 
@@ -131,8 +136,9 @@ def stage(run: RunContext, trial: TrialSpec) -> ImageRecord | None:
     case = trial.case
     if not case.spec.setup:
         return None
-    key = combine({"case": trial.case_record.visible_hash, "arm": trial.arm, "image": trial.images["agent"].id})
-    tag = f"{case.id}-{trial.arm}-{key.split(':')[1][:16]}"
+    context = trial.arm.context
+    key = combine({"case": trial.case_record.visible_hash, "context": context, "image": trial.images["agent"].id})
+    tag = f"{case.id}-{context}-{key.split(':')[1][:16]}"
     try:
         image = run.client.images.get(f"bench/staged:{tag}")
         return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image.id)
@@ -143,7 +149,7 @@ def stage(run: RunContext, trial: TrialSpec) -> ImageRecord | None:
         limits=trial.limits, labels=run_labels(run.run_id, **{ROLE_LABEL: "stage"}),
     )
     with Sandbox(run.client, spec) as box:
-        layers, files = stage_layers(case, trial.arm)
+        layers, files = stage_layers(case, context)
         box.put_tar(tar_tree(layers, files))
         outcome = box.run(trial.limits.timeout_s, log_to=trial.paths.dir / "setup.log")
         if outcome.exit_code != 0:
@@ -168,7 +174,7 @@ def run_agent(run: RunContext, trial: TrialSpec, plan: AgentPlan, staged: ImageR
         image=(staged or trial.images["agent"]).id, command=plan.command, limits=trial.limits, env=plan.env,
         network=plan.network, labels=run_labels(run.run_id, **{ROLE_LABEL: "agent"}),
     )
-    layers, files = stage_layers(trial.case, trial.arm) if staged is None else ([], {})
+    layers, files = stage_layers(trial.case, trial.arm.context) if staged is None else ([], {})
     layers += [(inside.lstrip("/"), host) for inside, host in plan.trees.items()]
     with Sandbox(run.client, spec) as box:
         if layers or files:
@@ -216,12 +222,15 @@ def parse_grader_output(stdout: str) -> tuple[Verdict, str, list[CheckResult]]:
 
 def record(run: RunContext, trial: TrialSpec, result: TrialResult) -> None:
     """result.json, provenance.json, then manifest.json over every file beside them."""
+    from .images import reproducibility_level
+
     paths = trial.paths
     paths.result.write_text(result.model_dump_json(indent=2) + "\n")
     provenance = Provenance(
-        harness=run.harness.record, case=trial.case_record, arm=trial.arm, images=trial.images,
-        agent=trial.agent.record(), engine=run.engine, limits=trial.limits,
+        harness=run.harness.record, case=trial.case_record, arm=trial.arm.name, arm_spec=trial.arm,
+        images=trial.images, agent=trial.agent.record().model_copy(update={"model": trial.arm.model}), engine=run.engine, limits=trial.limits,
         command_line=run.command_line, recorded_at=utcnow(),
+        reproducibility=reproducibility_level(trial.images, trial.case.dir.parent.parent),
     )
     paths.provenance.write_text(provenance.model_dump_json(indent=2) + "\n")
     write_manifest(paths)

@@ -50,7 +50,7 @@ def bench(tmp_path: Path):
     """Run the real `bench` CLI in a subprocess; returns a callable giving CompletedProcess."""
 
     def call(*args: str, root: Path = ROOT, timeout: int = 600, check_rc: int | None = None):
-        env = {**os.environ, "BENCH_ROOT": str(root)}
+        env = {**os.environ, "BENCH_ROOT": str(root), "PYTHONPATH": str(ROOT)}  # this checkout's code
         done = subprocess.run([sys.executable, "-m", "bench.cli", *args], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=timeout)
         if check_rc is not None:

@@ -51,7 +51,7 @@ def _start_dockerd() -> None:
 
 
 def test_engine_stopped_mid_trial_is_error(docker_client, tmp_path):
-    env = {**os.environ, "BENCH_ROOT": str(ROOT)}
+    env = {**os.environ, "BENCH_ROOT": str(ROOT), "PYTHONPATH": str(ROOT)}
     run = subprocess.Popen(
         [sys.executable, "-m", "bench.cli", "run", "hello", "--agent", "command", "--agent-cmd", "sleep 120",
          "--label", "gone"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -118,7 +118,7 @@ def test_interrupted_run_leaves_no_container_and_an_honest_record(docker_client,
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.cli", "run", "hello", "--agent", "command", "--agent-cmd", "sleep 60",
-         "--label", "intr"], cwd=tmp_path, env={**os.environ, "BENCH_ROOT": str(ROOT)},
+         "--label", "intr"], cwd=tmp_path, env={**os.environ, "BENCH_ROOT": str(ROOT), "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for_agent_container(docker_client)
     proc.send_signal(signal.SIGINT)

@@ -1,0 +1,49 @@
+"""Arms: `--arm NAME=SPEC` parsed into ArmSpec, and resolved against each case.
+
+SPEC is a comma-separated list of ``key:value`` items — ``context:bare``,
+``agent:null``, ``model:NAME`` — or empty, in which case the arm uses the case's
+context folder of the same name. Without any ``--arm``, each case runs its own arms.
+Everything an arm varies is recorded in provenance, so two labels can be compared.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from .cases import Case
+from .errors import UsageError
+from .models import ArmSpec
+
+KEYS = {"context", "agent", "agent_cmd", "model"}
+
+
+def parse_arm(text: str) -> ArmSpec:
+    """`base=context:with-context,model:m` -> ArmSpec; bad text names the fix."""
+    name, _, spec = text.partition("=")
+    fields: dict[str, str] = {"name": name.strip()}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        key, sep, value = item.partition(":")
+        if not sep or key not in KEYS:
+            raise UsageError(f"--arm {text!r}: {item!r} is not KEY:VALUE with KEY one of {', '.join(sorted(KEYS))}")
+        fields[key] = value
+    try:
+        return ArmSpec.model_validate(fields)
+    except ValidationError as exc:
+        raise UsageError(f"--arm {text!r}: {exc.errors()[0]['msg']}") from None
+
+
+def arms_for(case: Case, specs: list[ArmSpec]) -> list[ArmSpec]:
+    """The arms one case runs, each with a context that exists for it."""
+    if not specs:
+        return [ArmSpec(name=arm, context=arm) for arm in case.spec.arms]
+    resolved = []
+    for spec in specs:
+        context = spec.context or (spec.name if spec.name in case.spec.arms else case.spec.arms[0])
+        if context not in case.spec.arms:
+            raise UsageError(f"arm {spec.name!r}: case {case.id} has no context {context!r}; "
+                             f"its arms are {', '.join(case.spec.arms)}")
+        resolved.append(spec.model_copy(update={"context": context}))
+    names = [arm.name for arm in resolved]
+    if len(set(names)) != len(names):
+        raise UsageError(f"arm names must differ: {', '.join(names)}")
+    return resolved
