@@ -5,6 +5,11 @@ as a hand-written docker-archive whose config has a fixed creation time: the sam
 packages give the same bytes, so the same image ID on any machine. Every other image
 is a Dockerfile on a parent, tagged by a hash of its build context and its parent's
 image ID, so a tag that exists is an image that is up to date and nothing is rebuilt.
+
+An image's identity for reproducibility is its *content digest* (bench/hashing.py),
+cached per image ID with the dpkg package list and the per-path entries, so a later
+rebuild can say which packages and which paths drifted (bench/rebuild.py). Images made
+by Nix dockerTools enter through ``load_archive`` and are locked like any other.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import shutil
+import socket
 import subprocess
 import tarfile
 import tempfile
@@ -25,13 +32,14 @@ import docker
 from docker.errors import ImageNotFound
 
 from .cases import load_toml
-from .engine import HARNESS_LABEL, engine_faults
+from .engine import HARNESS_LABEL, HOST_LABEL, PID_LABEL, engine_faults
 from .errors import InfrastructureError, UsageError
 from .hashing import combine, filesystem_digest, sha256_file, tree_digest
 from .models import ImageLock, ImageRecord, ImageSpec, LockEntry
 from .paths import Project
 
 BASE = "base"
+HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 ENV_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 Log = Callable[[str], None]
 
@@ -66,9 +74,19 @@ class Images:
         parts = {"context": tree_digest(self.project.image_dir(name))}
         if spec.parent:
             parts["parent"] = self.ensure(spec.parent).id
-        if self.ca and spec.parent:
-            parts["ca"] = sha256_file(self.ca)
+        if (ca := self.ca_for(spec)) and spec.parent:
+            parts["ca"] = sha256_file(ca)
         return combine(parts)
+
+    def ca_for(self, spec: ImageSpec) -> Path | None:
+        """The bundle a build trusts: --ca-bundle, else the host's own where the image says needs_ca.
+
+        Builds that fetch from npm or PyPI hang without a trusted bundle behind an
+        intercepting proxy; the host's system bundle is what its own npm and pip trust.
+        """
+        if self.ca or not spec.needs_ca:
+            return self.ca
+        return HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None
 
     def tag(self, name: str) -> str:
         return f"bench/{name}:{self.context_hash(name).split(':')[1][:16]}"
@@ -96,12 +114,20 @@ class Images:
             except ImageNotFound:
                 return None
 
-    def _build(self, name: str, tag: str):
+    def rebuild(self, name: str, tag: str):
+        """Build ``name`` from images/ again under ``tag``, reusing nothing from an earlier build.
+
+        base reruns mmdebstrap (it never uses a cache); Dockerfile images build with
+        ``nocache``, so every RUN step really runs again against today's mirror.
+        """
+        return self._build(name, tag, nocache=True)
+
+    def _build(self, name: str, tag: str, nocache: bool = False):
         spec = self.spec(name)
         with engine_faults(f"building image {name}"):
             if spec.parent is None:
                 return self._build_base(name, spec, tag)
-            return self._build_dockerfile(name, spec, tag)
+            return self._build_dockerfile(name, spec, tag, nocache)
 
     # --- base: mmdebstrap -> deterministic docker-archive ---------------------------
 
@@ -137,15 +163,16 @@ class Images:
 
     # --- derived: Dockerfile on a parent -------------------------------------------
 
-    def _build_dockerfile(self, name: str, spec: ImageSpec, tag: str):
+    def _build_dockerfile(self, name: str, spec: ImageSpec, tag: str, nocache: bool = False):
         parent = self.ensure(spec.parent)
         with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp:
             context = Path(tmp) / "context"
             shutil.copytree(self.project.image_dir(name), context, symlinks=True)
             ca_file = context / "bench-ca.crt"
-            ca_file.write_bytes(self.ca.read_bytes() if self.ca else b"")
+            ca = self.ca_for(spec)
+            ca_file.write_bytes(ca.read_bytes() if ca else b"")
             stream = self.client.api.build(
-                path=str(context), tag=tag, rm=True, forcerm=True, pull=False, decode=True,
+                path=str(context), tag=tag, rm=True, forcerm=True, pull=False, decode=True, nocache=nocache,
                 buildargs={"PARENT": parent.tag}, labels={HARNESS_LABEL: "hermetic-bench", "bench.image": name},
             )
             for chunk in stream:
@@ -158,21 +185,32 @@ class Images:
     # --- content digest --------------------------------------------------------------
 
     def _with_digest(self, record: ImageRecord, image) -> ImageRecord:
-        """Attach the content digest, computing it once per image ID and caching it on disk."""
-        cache = digest_cache_dir() / f"{image.id.split(':')[1]}.json"
-        if cache.is_file():
-            data = json.loads(cache.read_text())
-        else:
-            data = self.inspect_filesystem(record.name, image.id)
-            cache.write_text(json.dumps(data))
-        return record.model_copy(update={"content_digest": data["digest"]})
+        return record.model_copy(update={"content_digest": self.filesystem(record.name, image.id)["digest"]})
+
+    def filesystem(self, name: str, image_id: str) -> dict:
+        """Digest, dpkg packages and per-path entries, computed once per image ID and cached on disk.
+
+        The cache is keyed by image ID, which names the bytes exactly, so it never goes stale.
+        """
+        cached = read_cached_filesystem(image_id)
+        if cached is not None:
+            return cached
+        self.log(f"computing the content digest of {name} ({image_id[7:19]})")
+        data = self.inspect_filesystem(name, image_id)
+        target = cache_file(image_id)
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(data))
+        partial.replace(target)  # atomic: a concurrent reader never sees half a file
+        return data
 
     def inspect_filesystem(self, name: str, image_id: str) -> dict:
         """Normalized filesystem digest plus the dpkg package list, from `docker export`."""
-        spec = self.spec(name)
+        has_spec = (self.project.image_dir(name) / "image.toml").is_file()
+        spec = self.spec(name) if has_spec else ImageSpec()
+        # pid and host labels let `bench images prune` remove this container if we die mid-export.
+        labels = {HARNESS_LABEL: "hermetic-bench", PID_LABEL: str(os.getpid()), HOST_LABEL: socket.gethostname()}
         with engine_faults(f"exporting image {name} for its content digest"):
-            container = self.client.containers.create(image_id, command=["true"],
-                                                      labels={HARNESS_LABEL: "hermetic-bench"})
+            container = self.client.containers.create(image_id, command=["true"], labels=labels)
             try:
                 reader = _StreamReader(container.export())
                 digest, entries, captured = filesystem_digest(
@@ -184,10 +222,11 @@ class Images:
 
     def lock_entry(self, name: str) -> LockEntry:
         record = self.ensure(name)
-        data = json.loads((digest_cache_dir() / f"{record.id.split(':')[1]}.json").read_text())
+        spec = self.spec(name)
         return LockEntry(name=name, tag=record.tag, id=record.id, content_digest=record.content_digest,
-                         parent=self.spec(name).parent, context_hash=self.context_hash(name),
-                         packages=data["packages"])
+                         parent=spec.parent, context_hash=self.context_hash(name),
+                         packages=self.filesystem(name, record.id)["packages"],
+                         builder="mmdebstrap" if spec.parent is None else "dockerfile")
 
 
 # Files Docker itself writes into every container; never part of an image's identity.
@@ -198,6 +237,16 @@ def digest_cache_dir() -> Path:
     path = Path.home() / ".cache" / "hermetic-bench" / "digests"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def cache_file(image_id: str) -> Path:
+    return digest_cache_dir() / f"{image_id.split(':')[-1]}.json"
+
+
+def read_cached_filesystem(image_id: str) -> dict | None:
+    """The cached digest/packages/paths of an image ID, or None when this machine never computed it."""
+    path = cache_file(image_id)
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 class _StreamReader(io.RawIOBase):
@@ -273,6 +322,27 @@ def write_lock(project: Project, lock: ImageLock) -> None:
     project.lock_file.write_text(lock.model_dump_json(indent=2) + "\n")
 
 
+def carry_verification(old: LockEntry | None, new: LockEntry) -> LockEntry:
+    """Keep what a rebuild proved about the old entry, as far as it still holds for the new one.
+
+    Same ID: the same bytes, so the proof stands. Same content digest, other ID: a rebuild
+    gave this content, so at most "content" stands. Anything else was never verified.
+    """
+    if old is None or old.verified is None or old.content_digest != new.content_digest:
+        return new
+    return new.model_copy(update={"verified": old.verified if old.id == new.id else "content"})
+
+
+def _lock_names(images: Images, lock: ImageLock, names: list[str]) -> list[tuple[LockEntry | None, LockEntry]]:
+    changes = []
+    for name in names:
+        old = lock.images.get(name)
+        entry = carry_verification(old, images.lock_entry(name))
+        lock.images[name] = entry
+        changes.append((old, entry))
+    return changes
+
+
 def build_and_lock(project: Project, names: list[str], ca: str | None, log: Log) -> list[LockEntry]:
     """`bench images build`: ensure each image (all by default) and record it in the lock."""
     from .engine import connect
@@ -280,13 +350,94 @@ def build_and_lock(project: Project, names: list[str], ca: str | None, log: Log)
 
     images = Images(connect(), project, ca_bundle(ca), log=log)
     lock = read_lock(project)
-    entries = []
-    for name in names or images.names():
-        entry = images.lock_entry(name)
-        lock.images[name] = entry
-        entries.append(entry)
+    changes = _lock_names(images, lock, names or images.names())
     write_lock(project, lock)
-    return entries
+    return [entry for _, entry in changes]
+
+
+def relock(project: Project, names: list[str], ca: str | None, log: Log) -> list[tuple[LockEntry | None, LockEntry]]:
+    """`bench images lock`: rewrite the lock from the images as they are now, after an intended change.
+
+    Without names every images/ folder is locked and entries whose folder is gone are
+    dropped (loaded dockerTools images have no folder and are kept). Returns (old, new) pairs.
+    """
+    from .engine import connect
+    from .trust import ca_bundle
+
+    images = Images(connect(), project, ca_bundle(ca), log=log)
+    lock = read_lock(project)
+    if not names:
+        known = set(images.names())
+        lock.images = {n: e for n, e in lock.images.items() if n in known or e.builder == "dockertools"}
+    changes = _lock_names(images, lock, names or images.names())
+    write_lock(project, lock)
+    return changes
+
+
+def load_archive(project: Project, archive: Path, name: str, log: Log) -> LockEntry:
+    """`bench images load`: a Nix dockerTools tarball into the engine, recorded in the lock.
+
+    dockerTools writes the image config with a fixed creation time, so the same flake.lock
+    gives the same image ID on any machine: the entry is marked builder="dockertools"
+    (bit-reproducible-capable). A name that images/ already builds is refused, because
+    runs resolve that name from images/ and the lock would then describe another image.
+    """
+    from .engine import connect
+    from .models import NAME
+
+    if not NAME.match(name):
+        raise UsageError(f"--name {name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
+    if (project.image_dir(name) / "image.toml").is_file():
+        raise UsageError(f"images/{name} already builds an image named {name!r}; "
+                         f"load the Nix build under another name (e.g. --name {name}-nix)")
+    if not archive.is_file():
+        raise UsageError(f"{archive} is not a file — pass the tarball `nix build .#<image>` wrote (./result)")
+    client = connect()
+    log(f"loading {archive}")
+    with engine_faults(f"loading {archive}"), open(archive, "rb") as handle:
+        loaded = client.images.load(handle)
+    if len(loaded) != 1:
+        raise UsageError(f"{archive} holds {len(loaded)} images; load one image per --name")
+    image = loaded[0]
+    tag = f"bench/{name}:{image.id.split(':')[1][:16]}"
+    with engine_faults(f"tagging {tag}"):
+        image.tag(*tag.split(":"))
+    data = Images(client, project, log=log).filesystem(name, image.id)
+    entry = LockEntry(name=name, tag=tag, id=image.id, content_digest=data["digest"],
+                      context_hash="sha256:" + sha256_file(archive), packages=data["packages"], builder="dockertools")
+    lock = read_lock(project)
+    entry = carry_verification(lock.images.get(name), entry)
+    lock.images[name] = entry
+    write_lock(project, lock)
+    return entry
+
+
+LEVELS = ("pinned", "content-reproducible", "bit-reproducible")
+
+
+def reproducibility_level(images: dict[str, ImageRecord], project_root: Path) -> str:
+    """The level a result reached: the lowest over every image it used (DESIGN.md, levels 1-3).
+
+    An image counts as content-reproducible when its lock entry has the image's content
+    digest and a rebuild verified that entry; as bit-reproducible when the rebuild gave
+    the very image ID used. An image with no lock entry (a staged image: its setup ran
+    against live registries and nothing rebuilds it) keeps the result at pinned. Never
+    raises: it runs while the record is written, whatever state the lock is in.
+    """
+    try:
+        lock = read_lock(Project(project_root))
+    except Exception:
+        return LEVELS[0]
+    reached = [_image_level(record, lock.images.get(record.name)) for record in images.values()]
+    return min(reached, key=LEVELS.index, default=LEVELS[0])
+
+
+def _image_level(record: ImageRecord, entry: LockEntry | None) -> str:
+    if entry is None or entry.verified is None or record.content_digest is None:
+        return LEVELS[0]
+    if entry.content_digest != record.content_digest:
+        return LEVELS[0]
+    return LEVELS[2] if entry.verified == "bit" and entry.id == record.id else LEVELS[1]
 
 
 def listing(project: Project) -> list[tuple[str, str, str, str, str]]:
@@ -301,5 +452,7 @@ def listing(project: Project) -> list[tuple[str, str, str, str, str]]:
         for tag in image.tags or ["<untagged>"]:
             locked = lock.images.get(name)
             state = "-" if locked is None else ("locked" if locked.id == image.id else "not in lock")
+            if locked is not None and locked.id == image.id and locked.verified:
+                state += f" ({locked.verified}-verified)"
             rows.append((name, tag, image.id[7:19], f"{image.attrs['Size'] / 1e6:.0f} MB", state))
     return sorted(rows)

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SCHEMA_VERSION = 1
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -59,9 +59,16 @@ class CaseSpec(Strict):
         description="Arm names; context/<arm>/ (if present) is copied beside the workspace.",
     )
     setup: list[str] = Field(
-        default_factory=list, description="Shell commands run once in the workspace at staging."
+        default_factory=list, description="Shell commands run once in the workspace at staging "
+        "($BENCH_CONTEXT names the arm's context, e.g. bare).",
     )
     limits: Limits = Field(default_factory=Limits)
+    seat: Literal["none", "software", "gpu"] = Field(
+        "none", description="The grading seat the case needs: gpu refuses a software (fallback) WebGPU "
+        "adapter as INCOMPLETE unless the run says --seat software; software accepts any adapter.")
+    subject: str | None = Field(
+        None, description="A subject pinned in provenance/subjects.toml: its tarball is installed into the "
+        "case's image (agent and grader) and recorded in provenance.")
 
     @field_validator("image", "arms")
     @classmethod
@@ -109,7 +116,154 @@ class GrepCheck(CheckBase):
         return value
 
 
-Check = Annotated[Union[CommandCheck, GrepCheck], Field(discriminator="kind")]
+Region = tuple[float, float, float, float]
+
+
+class PredicateBase(Strict):
+    name: str = Field(description="Shown in the verdict with the numbers it decided on.")
+    region: Region = Field((0.0, 0.0, 1.0, 1.0), description="x0, y0, x1, y1 as fractions of the frame.")
+
+    @field_validator("region", "against", check_fields=False)
+    @classmethod
+    def _box(cls, value: Region) -> Region:
+        x0, y0, x1, y1 = value
+        if not (0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1):
+            raise ValueError(f"region {list(value)} is not 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1")
+        return value
+
+    @field_validator("rules", check_fields=False)
+    @classmethod
+    def _rules(cls, value: list[str]) -> list[str]:
+        from .gates.pixels import parse_rule
+
+        for text in value:
+            parse_rule(text)
+        return value
+
+    def frame_names(self) -> list[str]:
+        return [name for f in ("frame", "frames", "baseline") for name in _as_list(getattr(self, f, None))]
+
+
+def _as_list(value: str | list[str] | None) -> list[str]:
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
+class RegionPredicate(PredicateBase):
+    """The region's mean colour satisfies every rule (r>110, r>1.7g, b>r+30); negate: not all."""
+    kind: Literal["region"]
+    frame: str
+    rules: list[str] = Field(min_length=1)
+    negate: bool = False
+
+
+class ContrastPredicate(PredicateBase):
+    """sum(mean RGB of region) - sum(mean RGB of against) > min."""
+    kind: Literal["contrast"]
+    frame: str
+    against: Region
+    min: float
+
+
+class StillPredicate(PredicateBase):
+    """Every consecutive pair of frames differs by a mean absolute difference < max."""
+    kind: Literal["still"]
+    frames: list[str] = Field(min_length=2)
+    max: float
+
+
+class DifferPredicate(PredicateBase):
+    """frames[0] vs frames[1] differ by > min (and by > times x the baseline pair's difference)."""
+    kind: Literal["differ"]
+    frames: list[str] = Field(min_length=2, max_length=2)
+    min: float
+    baseline: list[str] | None = Field(None, min_length=2, max_length=2)
+    times: float = 1.0
+
+
+class CentroidPredicate(PredicateBase):
+    """The centroid of the pixels matching rules moves along axis by > moves_min (fraction), then settles."""
+    kind: Literal["centroid"]
+    series: str = Field(description="A `sample` step's name: its frames in order.")
+    rules: list[str] = Field(min_length=1)
+    axis: Literal["x", "y"] = "y"
+    moves_min: float
+    settles_max: float = 1.0
+    min_share: float = 0.001
+
+
+class ProfilePredicate(PredicateBase):
+    """Brightness along axis inside region swings by > peak_to_peak_min with >= crossings_min band crossings."""
+    kind: Literal["profile"]
+    frame: str
+    axis: Literal["x", "y"] = "x"
+    peak_to_peak_min: float
+    crossings_min: int = 2
+
+
+Predicate = Annotated[Union[RegionPredicate, ContrastPredicate, StillPredicate, DifferPredicate,
+                            CentroidPredicate, ProfilePredicate], Field(discriminator="kind")]
+ACTIONS = ("capture", "sample", "wait_ms", "press", "click", "drag", "reload", "fresh_load")
+
+
+class Step(Strict):
+    """One action of a browser check, in order; exactly one action field per step."""
+
+    capture: str | None = Field(None, description="Capture a frame under this name.")
+    sample: str | None = Field(None, description="Capture `count` frames `every_ms` apart as <name>-0, <name>-1, ...")
+    count: int = Field(4, ge=2, le=20)
+    every_ms: int = Field(0, ge=0)
+    wait_ms: int | None = Field(None, ge=0, le=60000)
+    press: str | None = Field(None, description="A key, as Playwright names it: Space, Digit3, KeyA, ArrowLeft.")
+    click: tuple[float, float] | None = Field(None, description="x, y as fractions of the viewport (focuses a canvas).")
+    drag: Region | None = Field(None, description="x0, y0 -> x1, y1 as fractions of the viewport, left button.")
+    drag_steps: int = Field(12, ge=1, le=100)
+    reload: bool = Field(False, description="Reload the page, then wait until it is ready again.")
+    fresh_load: bool = Field(False, description="Close the page and open the URL in a new one (same storage).")
+
+    @model_validator(mode="after")
+    def _one_action(self) -> "Step":
+        chosen = [name for name in ACTIONS if getattr(self, name) not in (None, False)]
+        if len(chosen) != 1:
+            raise ValueError(f"a step takes exactly one of {', '.join(ACTIONS)}; got {chosen or 'none'}")
+        return self
+
+    def frame_names(self) -> list[str]:
+        if self.sample:
+            return [f"{self.sample}-{i}" for i in range(self.count)]
+        return [self.capture] if self.capture else []
+
+
+class BrowserCheck(CheckBase):
+    """Build and serve the project, drive it in Chromium at 1280x720@1, decide on pixel predicates."""
+
+    kind: Literal["browser"]
+    build: str | None = Field(None, description="Shell command run in /workspace first (e.g. `bunx shallot build`).")
+    build_timeout_s: int = Field(240, ge=1)
+    serve: str = Field(description="Folder, relative to the workspace, served as static files on 127.0.0.1.")
+    path: str = Field("/", description="URL path opened on the server.")
+    ready: Literal["signal-or-stable", "signal-or-structured"] = Field(
+        "signal-or-stable", description="Readiness: window.__harness.ready, else two identical structured frames "
+        "(stable) or the first structured frame (for scenes that move on their own).")
+    ready_timeout_s: int = Field(90, ge=1)
+    timeout_s: int = Field(300, ge=1, description="Wall clock for the whole check, build included.")
+    steps: list[Step] = Field(min_length=1)
+    predicates: list[Predicate] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _frames_exist(self) -> "BrowserCheck":
+        captured = {name for step in self.steps for name in step.frame_names()}
+        series = {step.sample for step in self.steps if step.sample}
+        for predicate in self.predicates:
+            wanted = [predicate.series] if isinstance(predicate, CentroidPredicate) else predicate.frame_names()
+            known = series if isinstance(predicate, CentroidPredicate) else captured
+            missing = [name for name in wanted if name not in known]
+            if missing:
+                raise ValueError(f"predicate {predicate.name!r} uses {missing}, which no step captures "
+                                 f"(captured: {sorted(captured)})")
+        return self
+
+
+Check = Annotated[Union[CommandCheck, GrepCheck, BrowserCheck], Field(discriminator="kind")]
 
 
 class GateSpec(Strict):
@@ -132,6 +286,9 @@ class ImageSpec(Strict):
     variant: str = "minbase"
     packages: list[str] = Field(default_factory=list, description="Debian packages (base kind).")
     source_date_epoch: int = Field(1735689600, description="Fixed time stamped into the image.")
+    needs_ca: bool = Field(
+        False, description="The build reaches npm or PyPI over HTTPS: without --ca-bundle, the host's "
+        "/etc/ssl/certs/ca-certificates.crt goes into the build context as bench-ca.crt.")
     volatile: list[str] = Field(
         default_factory=lambda: ["var/log", "var/cache", "tmp", "root/.cache", "root/.npm"],
         description="Paths left out of the content digest.",
@@ -218,6 +375,13 @@ class CheckResult(BaseModel):
         description="Numeric quality metrics a gate reports (e.g. recall); higher is better. "
         "`bench compare` holds each to the guardrail floor.",
     )
+    incomplete: bool = Field(False, description="The check could not observe (seat refused): INCOMPLETE, not FAIL.")
+    seat: dict[str, str] | None = Field(None, description="A browser check's seat: class, chromium, adapter, ...")
+    predicates: list[dict] = Field(
+        default_factory=list,
+        description="A browser check's predicates: name, kind, passed, values (the numbers), frames (saved as "
+        "artifacts/<check>/<frame>.png), detail.",
+    )
 
 
 class TrialResult(BaseModel):
@@ -284,6 +448,19 @@ class EngineRecord(BaseModel):
         super().__init__(version=version, api_version=api_version, **data)
 
 
+class SubjectRecord(BaseModel):
+    """The package under test, always as a tarball whose SHA-256 is what was installed."""
+
+    name: str = Field(description="The pin's name in provenance/subjects.toml.")
+    package: str
+    version: str
+    source: Literal["registry", "path", "git"]
+    origin: str = Field(description="name@version, the checkout path, or the git URL@commit.")
+    tarball_sha256: str
+    source_sha: str | None = Field(None, description="Commit the tarball was packed from (path or git).")
+    dirty: bool | None = Field(None, description="The checkout had uncommitted changes when packed.")
+
+
 class Provenance(BaseModel):
     """results/<label>/<case>/<arm>/trial-<n>/provenance.json"""
 
@@ -294,10 +471,15 @@ class Provenance(BaseModel):
     arm_spec: ArmSpec | None = None
     images: dict[str, ImageRecord] = Field(description="By role: agent, grader, staged.")
     agent: AgentRecord
-    seat: dict[str, str] = Field(default_factory=lambda: {"class": "none"})
+    seat: dict[str, str] = Field(
+        default_factory=lambda: {"class": "none"},
+        description="class (none / absent / fallback / unidentified / real), mode (the run's --seat), chromium, "
+        "adapter, webgl, viewport, encoding. compare refuses to mix classes.")
+    subject: SubjectRecord | None = None
     engine: EngineRecord
     limits: Limits
     command_line: list[str]
+    timings: dict[str, float] = Field(default_factory=dict, description="Seconds per phase of this trial.")
     reproducibility: Literal["pinned", "content-reproducible", "bit-reproducible"] = "pinned"
     recorded_at: datetime
 

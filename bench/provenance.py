@@ -20,6 +20,10 @@ from .models import Manifest, Provenance
 from .paths import Project, RunPaths, TrialPaths
 
 
+# The reproducibility levels a result can claim, in rising order (DESIGN.md).
+LEVELS = ("pinned", "content-reproducible", "bit-reproducible")
+
+
 @dataclass
 class Difference:
     where: str
@@ -41,7 +45,7 @@ class Report:
 
     def lines(self) -> list[str]:
         lines = [str(d) for d in self.differences]
-        levels = ", ".join(f"{n} {level}" for level, n in sorted(self.levels.items()))
+        levels = ", ".join(f"{self.levels[level]} {level}" for level in LEVELS if level in self.levels)
         verdict = "ok" if self.ok else f"{len(self.differences)} difference(s)"
         lines.append(f"{self.trials} trial(s) checked ({levels or 'none'}): {verdict}")
         return lines

@@ -12,6 +12,8 @@ the manifest, so an interrupted or broken trial still leaves an honest record:
 from __future__ import annotations
 
 import json
+import tarfile
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,11 +30,14 @@ from .gates.runner import MARK
 from .harness import WHEEL_IN_CONTAINER, Harness
 from .hashing import combine, sha256_file
 from .models import (ArmSpec, CaseRecord, CheckResult, EngineRecord, ImageRecord, Limits, Manifest, Provenance,
-                     TrialResult, Verdict, utcnow)
+                     SubjectRecord, TrialResult, Verdict, utcnow)
 from .paths import TrialPaths
 from .sandbox import ExportTooLarge, Sandbox, SandboxSpec, tar_tree
+from . import seat as seats
 
 PLAN_IN_CONTAINER = "/bench/plan.json"
+ARTIFACTS_IN_CONTAINER = "/bench/artifacts"
+ARTIFACTS_MAX_BYTES = 64 << 20
 GOLDENS_IN_CONTAINER = "/goldens"
 
 
@@ -47,6 +52,7 @@ class RunContext:
     engine: EngineRecord
     command_line: list[str]
     cancel: threading.Event = field(default_factory=threading.Event)
+    seat: str | None = None  # the run's --seat (software / gpu), stamped on every record
 
 
 @dataclass
@@ -60,6 +66,8 @@ class TrialSpec:
     paths: TrialPaths
     case_record: CaseRecord
     timings: dict[str, float] = field(default_factory=dict)
+    subject: SubjectRecord | None = None
+    seat: dict[str, str] | None = None  # what the grader's browser observed
 
 
 def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
@@ -139,14 +147,23 @@ def stage(run: RunContext, trial: TrialSpec) -> ImageRecord | None:
     context = trial.arm.context
     key = combine({"case": trial.case_record.visible_hash, "context": context, "image": trial.images["agent"].id})
     tag = f"{case.id}-{context}-{key.split(':')[1][:16]}"
-    try:
-        image = run.client.images.get(f"bench/staged:{tag}")
-        return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image.id)
-    except docker.errors.ImageNotFound:
-        pass
+    with _STAGING_LOCKS.setdefault(tag, threading.Lock()):  # concurrent trials of one arm stage once
+        try:
+            image = run.client.images.get(f"bench/staged:{tag}")
+            return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image.id)
+        except docker.errors.ImageNotFound:
+            return _stage_fresh(run, trial, context, tag)
+
+
+_STAGING_LOCKS: dict[str, threading.Lock] = {}
+
+
+def _stage_fresh(run: RunContext, trial: TrialSpec, context: str, tag: str) -> ImageRecord:
+    case = trial.case
     spec = SandboxSpec(
         image=trial.images["agent"].id, command=["sh", "-ec", "\n".join(case.spec.setup)],
         limits=trial.limits, labels=run_labels(run.run_id, **{ROLE_LABEL: "stage"}),
+        env={"BENCH_CONTEXT": context or ""},
     )
     with Sandbox(run.client, spec) as box:
         layers, files = stage_layers(case, context)
@@ -190,12 +207,15 @@ def run_agent(run: RunContext, trial: TrialSpec, plan: AgentPlan, staged: ImageR
 def grade(run: RunContext, trial: TrialSpec) -> tuple[Verdict, str, list[CheckResult]]:
     """A fresh grader container: exported workspace in, goldens read-only, harness wheel runs the gate."""
     case = trial.case
-    plan = {"workspace": "/workspace", "checks": [c.model_dump() for c in case.gate.checks]}
+    need = case.spec.seat
+    plan = {"workspace": "/workspace", "checks": [c.model_dump() for c in case.gate.checks],
+            "seat": seats.grader_plan(need, run.seat), "artifacts": ARTIFACTS_IN_CONTAINER}
     spec = SandboxSpec(
         image=trial.images["grader"].id, command=["python3", "-m", "bench.gates.runner", PLAN_IN_CONTAINER],
-        limits=trial.limits, env={"PYTHONPATH": WHEEL_IN_CONTAINER, "HOME": "/home/bench"},
+        limits=trial.limits, env={"PYTHONPATH": WHEEL_IN_CONTAINER, "HOME": "/home/bench", **seats.gpu_env(need, run.seat)},
         labels=run_labels(run.run_id, **{ROLE_LABEL: "grader"}),
         read_only_mounts={str(case.goldens_dir.resolve()): GOLDENS_IN_CONTAINER},
+        device_requests=seats.device_requests(need, run.seat),
     )
     with Sandbox(run.client, spec) as box:
         box.put_tar(trial.paths.workspace_tar.read_bytes())
@@ -204,7 +224,29 @@ def grade(run: RunContext, trial: TrialSpec) -> tuple[Verdict, str, list[CheckRe
         outcome = box.run(case.gate.timeout_s, log_to=trial.paths.gate_log)
         if outcome.timed_out:
             raise InfrastructureError(f"the grader ran past its {case.gate.timeout_s} s wall clock")
-        return parse_grader_output(box.output(stdout=True, stderr=False))
+        copy_artifacts(box, trial.paths.artifacts)
+        stdout = box.output(stdout=True, stderr=False)
+        verdict, reason, checks = parse_grader_output(stdout)
+        trial.seat = next((c.seat for c in checks if c.seat), None)
+        return verdict, reason, checks
+
+
+def copy_artifacts(box: Sandbox, dest: Path) -> None:
+    """The frames a gate saved, out of the stopped grader: regular files only, never a link or a path out."""
+    with tempfile.TemporaryDirectory(prefix="bench-artifacts-") as tmp:
+        archive = Path(tmp) / "artifacts.tar"
+        try:
+            box.export(ARTIFACTS_IN_CONTAINER, archive, ARTIFACTS_MAX_BYTES)
+        except (InfrastructureError, ExportTooLarge):
+            return  # no artifacts folder (a gate without browser checks) or an oversized one: nothing kept
+        with tarfile.open(archive) as tar:
+            for member in tar.getmembers():
+                parts = Path(member.name).parts[1:]  # drop the leading "artifacts/"
+                if not member.isfile() or not parts or ".." in parts:
+                    continue
+                target = dest.joinpath(*parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(tar.extractfile(member).read())
 
 
 def parse_grader_output(stdout: str) -> tuple[Verdict, str, list[CheckResult]]:
@@ -229,7 +271,8 @@ def record(run: RunContext, trial: TrialSpec, result: TrialResult) -> None:
     provenance = Provenance(
         harness=run.harness.record, case=trial.case_record, arm=trial.arm.name, arm_spec=trial.arm,
         images=trial.images, agent=trial.agent.record().model_copy(update={"model": trial.arm.model}), engine=run.engine, limits=trial.limits,
-        command_line=run.command_line, recorded_at=utcnow(),
+        seat=seats.stamp(run.seat, trial.seat), subject=trial.subject,
+        command_line=run.command_line, timings=result.phases, recorded_at=utcnow(),
         reproducibility=reproducibility_level(trial.images, trial.case.dir.parent.parent),
     )
     paths.provenance.write_text(provenance.model_dump_json(indent=2) + "\n")

@@ -27,7 +27,10 @@ def test_untouched_results_verify(bench, recorded, project):
 
     done = verify(bench, recorded, project)
     report = json.loads(done.stdout)
-    assert report["trials"] == 1 and report["levels"] == {"pinned": 1}
+    lock = json.loads((project / "provenance" / "images.lock.json").read_text())
+    level = {"bit": "bit-reproducible", "content": "content-reproducible", None: "pinned"}[
+        lock["images"]["base"].get("verified")]
+    assert report["trials"] == 1 and report["levels"] == {level: 1}
     if git_state(PACKAGE_DIR.parent)[1]:
         assert done.returncode == 1
         assert [d["what"].split(" (")[0] for d in report["differences"]] == ["harness was dirty"]

@@ -138,3 +138,19 @@ def _wait_for_agent_container(client, timeout: float = 60) -> None:
             return
         time.sleep(0.2)
     raise AssertionError("no agent container appeared")
+
+
+def test_setup_is_staged_once_per_case_and_arm_and_reused(docker_client, bench, tmp_path, project):
+    case = project / "cases" / "hello" / "case.toml"
+    case.write_text('setup = ["echo prepared-by-setup > .setup-marker"]\n' + case.read_text())
+    probe = "cat {workspace}/.setup-marker && cd {workspace} && echo 'Hello, world!' > hello.txt"
+    bench("run", "hello", "--agent", "command", "--agent-cmd", probe, "--trials", "2", "--concurrency", "1",
+          "--label", "staged", root=project, check_rc=0)
+    staged_ids = set()
+    for n in (1, 2):
+        trial = tmp_path / "results" / "staged" / "hello" / "default" / f"trial-{n}"
+        assert "prepared-by-setup" in (trial / "transcript.log").read_text()
+        assert json.loads((trial / "result.json").read_text())["verdict"] == "PASS"
+        staged_ids.add(json.loads((trial / "provenance.json").read_text())["images"]["staged"]["id"])
+    assert len(staged_ids) == 1
+    docker_client.images.remove(staged_ids.pop(), force=True)

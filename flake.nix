@@ -1,0 +1,170 @@
+# Hermetic Bench as a flake:
+#   nix run .#bench -- red-box       run a case with the harness built from nixpkgs
+#   nix develop                      Python, the Docker client, Chromium, Node, Bun, Zig, pytest
+#   nix build .#base                 a pinned image as a docker-archive tarball, then
+#   bench images load result --name base-nix
+#
+# The image outputs are built by dockerTools with a fixed creation time and no
+# timestamps in their layers, so the same flake.lock gives the same image ID on every
+# machine: DESIGN.md's level 3, bit-reproducible. Their names are folders of images/
+# (tests/unit/test_flake.py holds the flake to that); they are Nix builds of the same
+# roles, not byte copies of the mmdebstrap/Dockerfile images.
+#
+# flake.lock pins nixpkgs (nixos-24.11) to rev 50ab793786d9de88ee30ec4e4c24fb4236fc2674.
+# Its narHash was copied from published locks of that rev and has NOT been verified:
+# the machines this flake was written on cannot fetch flake inputs (PLATFORM-NOTES.md,
+# Nix), so only nix-instantiate runs here (--parse, and --eval against a stub nixpkgs in
+# tests/unit/test_flake.py). The first `nix flake metadata` on a networked machine checks
+# it; `nix flake update nixpkgs` (older Nix: `nix flake lock --update-input nixpkgs`)
+# replaces it if it is wrong.
+{
+  description = "Hermetic Bench: clean-agent trials in fresh containers, graded by withheld gates";
+
+  inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-24.11";
+
+  outputs = { self, nixpkgs }:
+    let
+      lib = nixpkgs.lib;
+      # dockerTools images are Linux images; Chromium and the image outputs need Linux.
+      systems = [ "x86_64-linux" "aarch64-linux" ];
+      forAll = f: lib.genAttrs systems (system: f nixpkgs.legacyPackages.${system});
+
+      # One image output per name, each a folder of images/ (test_flake.py refuses a name
+      # without a folder). Folders not listed here (shallot, the agent images) have no
+      # Nix recipe yet.
+      imageNames = [ "base" "toolchain" "seat" ];
+
+      # images/base/image.toml source_date_epoch (1735689600), as an ISO date.
+      created = "2025-01-01T00:00:00Z";
+
+      # The version hatchling reads, from the same line of bench/__init__.py.
+      version =
+        let
+          lines = lib.splitString "\n" (builtins.readFile ./bench/__init__.py);
+          line = lib.findFirst (l: lib.hasPrefix "__version__ = " l) ''__version__ = "0"'' lines;
+        in
+        builtins.head (builtins.match ''__version__ = "([^"]+)"'' line);
+
+      # The harness as a Python application; its console script is `bench` (pyproject.toml).
+      mkBench = pkgs:
+        pkgs.python3Packages.buildPythonApplication {
+          pname = "hermetic-bench";
+          inherit version;
+          pyproject = true;
+          src = lib.fileset.toSource {
+            root = ./.;
+            fileset = lib.fileset.unions [ ./bench ./pyproject.toml ./README.md ];
+          };
+          build-system = [ pkgs.python3Packages.hatchling ];
+          dependencies = with pkgs.python3Packages; [ pydantic docker click rich orjson tenacity hatchling ];
+          # The harness calls these as programs: git for its own provenance, mmdebstrap for images/base.
+          makeWrapperArgs = [ "--prefix" "PATH" ":" (lib.makeBinPath [ pkgs.git pkgs.mmdebstrap ]) ];
+          # The tests need a Docker engine, which a Nix build sandbox does not have.
+          doCheck = false;
+          meta.mainProgram = "bench";
+        };
+
+      # What every image holds: a shell and coreutils, Python for the gate runner, CA
+      # certificates, and the non-root user `bench` (uid 1000) that agents and graders run as.
+      # One Python per image: two would collide on /bin/python3.
+      baseContents = pkgs: python: with pkgs; [
+        dockerTools.binSh
+        dockerTools.usrBinEnv
+        dockerTools.caCertificates
+        (dockerTools.fakeNss.override {
+          extraPasswdLines = [ "bench:x:1000:1000:bench:/home/bench:/bin/sh" ];
+          extraGroupLines = [ "bench:x:1000:" ];
+        })
+        bashInteractive
+        coreutils
+        findutils
+        gnugrep
+        gnused
+        gnutar
+        gzip
+        python
+      ];
+
+      # Per-name recipes. Only the names in imageNames become outputs.
+      recipes = pkgs: {
+        base = {
+          contents = baseContents pkgs pkgs.python3;
+          env = [ ];
+          rootCommands = "";
+        };
+        toolchain = {
+          contents = baseContents pkgs pkgs.python3 ++ (with pkgs; [ gnumake gcc binutils ]);
+          env = [ ];
+          rootCommands = "";
+        };
+        # The grading seat for browser gates (images/seat): Chromium, fonts, and Python with
+        # Playwright (which drives that Chromium, never a downloaded one) and Pillow.
+        seat = {
+          contents = baseContents pkgs (pkgs.python3.withPackages (ps: [ ps.playwright ps.pillow ]))
+            ++ (with pkgs; [ chromium liberation_ttf dejavu_fonts ]);
+          env = [
+            "FONTCONFIG_FILE=${pkgs.makeFontsConf { fontDirectories = [ pkgs.liberation_ttf pkgs.dejavu_fonts ]; }}"
+            "CHROMIUM_PATH=/usr/bin/chromium"
+            "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1"
+          ];
+          rootCommands = "mkdir -p ./usr/bin && ln -sf ${pkgs.chromium}/bin/chromium ./usr/bin/chromium";
+        };
+      };
+
+      # A fixed `created` and layered store paths: same inputs, same config, same image ID.
+      mkImage = pkgs: name:
+        let recipe = (recipes pkgs).${name}; in
+        pkgs.dockerTools.buildLayeredImage {
+          name = "bench/${name}";
+          tag = "nix";
+          inherit created;
+          contents = recipe.contents;
+          fakeRootCommands = ''
+            mkdir -p ./home/bench ./workspace ./tmp
+            chown 1000:1000 ./home/bench ./workspace
+            chmod 1777 ./tmp
+            ${recipe.rootCommands}
+          '';
+          config = {
+            Cmd = [ "/bin/sh" ];
+            Env = [ "PATH=/bin:/usr/bin" "LANG=C.UTF-8" "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt" ] ++ recipe.env;
+            Labels = {
+              "bench.harness" = "hermetic-bench";
+              "bench.image" = name;
+              "bench.builder" = "dockertools";
+            };
+          };
+        };
+    in
+    {
+      packages = forAll (pkgs:
+        let bench = mkBench pkgs; in
+        { inherit bench; default = bench; } // lib.genAttrs imageNames (mkImage pkgs));
+
+      apps = forAll (pkgs:
+        let app = { type = "app"; program = lib.getExe self.packages.${pkgs.system}.bench; }; in
+        { bench = app; default = app; });
+
+      devShells = forAll (pkgs: {
+        default = pkgs.mkShell {
+          packages = with pkgs; [
+            (python3.withPackages (ps: with ps; [
+              pydantic docker click rich orjson tenacity hatchling pytest pytest-timeout
+            ]))
+            docker-client
+            chromium
+            nodejs
+            bun
+            zig
+            mmdebstrap
+            git
+          ];
+          # Playwright must use this Chromium; it cannot download its own (PLATFORM-NOTES.md).
+          PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH = "${pkgs.chromium}/bin/chromium";
+          shellHook = ''
+            export PYTHONPATH="$PWD''${PYTHONPATH:+:$PYTHONPATH}"
+          '';
+        };
+      });
+    };
+}
