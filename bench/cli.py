@@ -57,12 +57,17 @@ def _project():
 @click.option("--arm", "arms", multiple=True, metavar="NAME=SPEC",
               help="An arm to run, e.g. base=context:with-context or cand=context:bare,model:M (repeatable).")
 @click.option("--concurrency", type=int, help="Trials at once (default: one per core, at most 4).")
-def run(cases, label, agent, agent_cmd, trials, timeout_s, results, ca_bundle, arms, concurrency) -> None:
+@click.option("--seat", type=click.Choice(["software", "gpu"]),
+              help="software: accept a software WebGPU seat (stamped on every record); gpu: give graders the host's "
+                   "NVIDIA GPU. Default: software rendering, and cases that need a GPU are INCOMPLETE.")
+@click.option("--subject", metavar="PATH|GIT_URL@COMMIT",
+              help="Replace the cases' pinned subject with a checkout or .tgz (PATH) or a commit; packed to a tarball.")
+def run(cases, label, agent, agent_cmd, trials, timeout_s, results, ca_bundle, arms, concurrency, seat, subject) -> None:
     """Run CASES with an agent, each trial in fresh containers; same --label resumes."""
     from .run import RunRequest, execute
 
     request = RunRequest(list(cases), agent, agent_cmd, label, trials, timeout_s, results, ca_bundle,
-                         list(arms), concurrency)
+                         list(arms), concurrency, seat=seat, subject=subject)
     outcome = execute(request, _project(), say=lambda line: err.print(line, markup=False))
     _summary_table(outcome.summary)
     console.print(f"results: {outcome.paths.dir}")

@@ -34,6 +34,8 @@ from .models import (ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, Run
 from .paths import Project, RunPaths
 from .progress import RunProgress
 from .resume import reconcile
+from .seat import check_mode
+from .subject import Subjects
 from .trial import RunContext, TrialSpec, run_trial
 from .trust import ca_bundle
 
@@ -54,6 +56,8 @@ class RunRequest:
     arms: list[str] = field(default_factory=list)
     concurrency: int | None = None
     command_line: list[str] = field(default_factory=lambda: list(sys.argv))
+    seat: str | None = None  # --seat software|gpu
+    subject: str | None = None  # --subject PATH|GIT_URL@COMMIT, replacing the cases' pinned subject
 
 
 @dataclass
@@ -83,19 +87,21 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     agents = {arm.name: make_agent(arm.agent or request.agent, arm.agent_cmd or request.agent_cmd)
               for arms in arm_specs.values() for arm in arms}
     client = connect()
+    check_mode(request.seat, client)
     paths = RunPaths((request.results / (request.label or default_label())).resolve())
     paths.dir.mkdir(parents=True, exist_ok=True)
     say = say or _stderr_line
     for orphan in remove_orphans(client):
         say(f"removed containers left by interrupted run {orphan}")
     images = Images(client, project, ca_bundle(request.ca_bundle), log=say)
+    subjects = Subjects(project, images, request.subject, ca_bundle(request.ca_bundle))
     harness = prepare(paths.harness_dir)
     context = RunContext(client, secrets.token_hex(6), paths.label, harness,
-                         EngineRecord(*engine_versions(client)), request.command_line)
+                         EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat)
     try:
-        resolved = {case.id: _resolve_images(images, case) for case in cases}
-        reconcile(paths.run_record, _run_record(paths, harness, request, cases, arm_specs, resolved))
-        specs = _pending(paths, cases, arm_specs, agents, resolved, request, say)
+        resolved = {case.id: _resolve_images(images, case, subjects) for case in cases}
+        reconcile(paths.run_record, _run_record(paths, harness, request, cases, arm_specs, resolved, subjects))
+        specs = _pending(paths, cases, arm_specs, agents, resolved, request, say, subjects)
         results, engine_lost = _run_all(context, specs, request.concurrency or default_concurrency(), say)
     finally:
         _cleanup(client, context.run_id, say)
@@ -111,18 +117,30 @@ def _validate(request: RunRequest, project: Project) -> tuple[list[Case], dict[s
         raise UsageError("--concurrency must be at least 1")
     cases = [load_case(project, name) for name in request.cases]
     specs = [parse_arm(text) for text in request.arms]
+    pinned = sorted({case.spec.subject for case in cases if case.spec.subject})
+    if request.subject and len(pinned) != 1:
+        raise UsageError(f"--subject replaces one pinned subject, and these cases use {pinned or 'none'}; "
+                         "run the cases of each subject separately")
     return cases, {case.id: arms_for(case, specs) for case in cases}
 
 
-def _resolve_images(images: Images, case: Case) -> dict[str, ImageRecord]:
-    return {"agent": images.ensure(case.spec.image), "grader": images.ensure(case.grader_image)}
+def _resolve_images(images: Images, case: Case, subjects: Subjects) -> dict[str, ImageRecord]:
+    """A case with a subject runs (and is graded) in its project image: the subject installed."""
+    if case.spec.subject is None:
+        return {"agent": images.ensure(case.spec.image), "grader": images.ensure(case.grader_image)}
+    project_image = subjects.image(case.spec.subject)
+    grader = project_image if case.gate.image is None else images.ensure(case.gate.image)
+    return {"agent": project_image, "grader": grader}
 
 
-def _run_record(paths: RunPaths, harness, request: RunRequest, cases: list[Case],
-                arm_specs: dict[str, list[ArmSpec]], resolved: dict[str, dict[str, ImageRecord]]) -> RunRecord:
+def _run_record(paths: RunPaths, harness, request: RunRequest, cases: list[Case], arm_specs: dict[str, list[ArmSpec]],
+                resolved: dict[str, dict[str, ImageRecord]], subjects: Subjects) -> RunRecord:
     entries = {
         case.id: {"visible_hash": case.visible_hash(), "goldens_hash": case.goldens_hash(),
-                  **{f"{role}_image": image.id for role, image in resolved[case.id].items()}}
+                  **{f"{role}_image": image.id for role, image in resolved[case.id].items()},
+                  **({"seat": request.seat or "auto"} if case.spec.seat != "none" else {}),
+                  **({"subject_sha256": subjects.get(case.spec.subject).record.tarball_sha256}
+                     if case.spec.subject else {})}
         for case in cases
     }
     arms = [arm.model_copy(update={"agent": arm.agent or request.agent,
@@ -139,7 +157,8 @@ def schedule(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], trials: int
 
 
 def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSpec]], agents: dict,
-             resolved: dict[str, dict[str, ImageRecord]], request: RunRequest, say: Say) -> list[TrialSpec]:
+             resolved: dict[str, dict[str, ImageRecord]], request: RunRequest, say: Say,
+             subjects: Subjects) -> list[TrialSpec]:
     """The trials still to run: finished ones are kept, partial ones are cleared and rerun."""
     specs, kept = [], 0
     for case, arm, n in schedule(cases, arm_specs, request.trials):
@@ -150,8 +169,9 @@ def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSp
         if trial_paths.dir.exists():
             shutil.rmtree(trial_paths.dir)
         record = CaseRecord(id=case.id, visible_hash=case.visible_hash(), goldens_hash=case.goldens_hash())
+        subject = subjects.get(case.spec.subject).record if case.spec.subject else None
         specs.append(TrialSpec(case, arm, n, agents[arm.name], dict(resolved[case.id]), _limits(case, request),
-                               trial_paths, record))
+                               trial_paths, record, subject=subject))
     if kept:
         say(f"label {paths.label}: {kept} finished trial(s) kept, {len(specs)} to run")
     return specs

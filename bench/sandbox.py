@@ -51,6 +51,7 @@ class SandboxSpec:
     env: dict[str, str] = field(default_factory=dict)
     network: str = "none"
     read_only_mounts: dict[str, str] = field(default_factory=dict, repr=False)
+    device_requests: list = field(default_factory=list, repr=False)  # docker DeviceRequests (a grader's GPU)
 
 
 class Sandbox:
@@ -67,6 +68,7 @@ class Sandbox:
                 memswap_limit=f"{limits.memory_mb}m", pids_limit=limits.pids,
                 cap_drop=["ALL"], security_opt=["no-new-privileges"], shm_size="256m",
                 volumes={host: {"bind": inside, "mode": "ro"} for host, inside in spec.read_only_mounts.items()},
+                device_requests=spec.device_requests or None,
             )
 
     def __enter__(self) -> "Sandbox":

@@ -1,26 +1,71 @@
-"""The agent contract shared by every adapter."""
+"""The agent contract shared by every adapter.
+
+An adapter says *what* runs; the trial lifecycle decides *how*. Everything that could
+weaken isolation is a field of the plan the lifecycle applies the same way for every
+agent: the network (``none`` unless a model endpoint is needed), credentials (kept
+apart from plain settings so every recorded file can be redacted of them), and the
+scripted model endpoint (a sidecar whose loopback the agent shares).
+"""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from ..cases import Case
+from ..errors import UsageError
 from ..models import AgentRecord
 
 PROMPT_FILE = "/task/PROMPT.md"
 WORKSPACE = "/workspace"
+TRANSCRIPT_LOG = "transcript.log"
+TRANSCRIPT_JSONL = "transcript.jsonl"
+MIN_SECRET_CHARS = 8
+
+
+@dataclass
+class AgentReport:
+    """What an agent's transcript says about its run (bench/transcripts.py reads it)."""
+
+    status: str | None = None  # completed | capped | timeout | error
+    usage: dict[str, float] = field(default_factory=dict)
+    session_id: str | None = None
+
+
+@dataclass
+class EndpointPlan:
+    """A scripted model endpoint in a sidecar; the agent reaches it on the shared loopback."""
+
+    script: Path
+    port: int = 8765
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
 
 @dataclass
 class AgentPlan:
-    """What the agent container runs; built per trial, applied by the trial lifecycle."""
+    """What the agent container runs; built per trial, applied by the trial lifecycle.
+
+    ``env`` is plain settings; ``secrets`` are credentials, handed to the agent's
+    environment like ``env`` but replaced by ``[REDACTED:NAME]`` in every recorded file.
+    ``transcript`` names the file the agent's stdout is kept in: ``transcript.jsonl``
+    for CLIs that print one JSON event per line (stderr then goes to agent-stderr.log),
+    ``transcript.log`` for anything else. ``read_report`` turns the transcript into
+    status and usage; agents without one report nothing.
+    """
 
     command: list[str]
     trees: dict[str, Path] = field(default_factory=dict, repr=False)
     env: dict[str, str] = field(default_factory=dict, repr=False)
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
     network: str = "none"
+    endpoint: EndpointPlan | None = None
+    transcript: str = TRANSCRIPT_LOG
+    read_report: Callable[[Path, bool], AgentReport] | None = field(default=None, repr=False)
 
 
 class Agent(Protocol):
@@ -32,3 +77,23 @@ class Agent(Protocol):
 
     def plan(self, case: Case, arm: str) -> AgentPlan:
         ...
+
+
+def agent_layer(agent: Agent) -> str | None:
+    """The images/ folder holding the agent's CLI, for adapters that need one (None: runs on the workspace image)."""
+    return getattr(agent, "layer", None)
+
+
+def credentials(names: tuple[str, ...] | list[str], source: dict[str, str] | None = None) -> dict[str, str]:
+    """The named variables that are set (non-empty) in the user's environment.
+
+    A value shorter than MIN_SECRET_CHARS is refused: redacting it from every recorded
+    file would mangle unrelated text, and keeping it would break the redaction promise.
+    """
+    source = os.environ if source is None else source
+    found = {name: source[name] for name in names if source.get(name)}
+    for name, value in found.items():
+        if len(value) < MIN_SECRET_CHARS:
+            raise UsageError(f"{name} is set to a value shorter than {MIN_SECRET_CHARS} characters; credentials are "
+                             f"redacted from every record, which needs a longer value — unset it or pass a real one")
+    return found

@@ -16,30 +16,54 @@ from pathlib import Path
 from . import command, grep
 
 MARK = "BENCH-GATE-RESULT "
-KINDS = {"command": command.run, "grep": grep.run}
 
 
-def run_check(check: dict, workspace: Path) -> dict:
+def _browser(check: dict, workspace: Path, plan: dict) -> tuple[bool, str, dict]:
+    """Imported on use: Playwright and Pillow exist only in the seat image, and this module
+    must import with the standard library alone in any grader."""
+    from . import browser
+
+    return browser.run(check, workspace, plan)
+
+
+KINDS = {"command": command.run, "grep": grep.run, "browser": _browser}
+PLAN_AWARE = {"browser"}  # kinds that also read the plan: the seat the case needs, the artifacts folder
+
+
+def run_check(check: dict, workspace: Path, plan: dict | None = None) -> dict:
+    """One check's result; a kind may add fields (seat, predicates, incomplete) after (passed, detail)."""
     started = time.monotonic()
+    extra: dict = {}
     try:
-        passed, detail = KINDS[check["kind"]](check, workspace)
+        kind = KINDS[check["kind"]]
+        outcome = kind(check, workspace, plan or {}) if check["kind"] in PLAN_AWARE else kind(check, workspace)
+        passed, detail, *rest = outcome
+        extra = rest[0] if rest else {}
     except Exception as exc:  # a check that crashes the grader fails, and says why
         passed, detail = False, f"check crashed: {type(exc).__name__}: {exc}"
     return {
         "name": check["name"], "kind": check["kind"], "gating": check.get("gating", True),
-        "passed": passed, "detail": detail, "duration_s": round(time.monotonic() - started, 3),
+        "passed": passed, "detail": detail, "duration_s": round(time.monotonic() - started, 3), **extra,
     }
 
 
 def grade(plan: dict, workspace: Path) -> dict:
-    """Every check runs (so the record shows each one); gating failures decide FAIL."""
-    results = [run_check(check, workspace) for check in plan["checks"]]
+    """Every check runs (so the record shows each one); gating failures decide FAIL.
+
+    A gating check that could not observe (its seat refused) makes the trial INCOMPLETE,
+    even beside a failure: the seat is part of the case, so a refused seat refuses the
+    whole trial rather than charging a partial observation to the agent.
+    """
+    results = [run_check(check, workspace, plan) for check in plan["checks"]]
+    refused = [r for r in results if r["gating"] and r.get("incomplete")]
     failed = [r for r in results if r["gating"] and not r["passed"]]
-    reason = ""
-    if failed:
-        first = failed[0]
-        reason = f"check '{first['name']}' failed: {first['detail'].splitlines()[0]}"
-    return {"verdict": "FAIL" if failed else "PASS", "reason": reason, "checks": results}
+    verdict, reason = "PASS", ""
+    if refused:
+        verdict, reason = "INCOMPLETE", f"check '{refused[0]['name']}' could not observe: {refused[0]['detail'].splitlines()[0]}"
+    elif failed:
+        verdict, reason = "FAIL", f"check '{failed[0]['name']}' failed: {failed[0]['detail'].splitlines()[0]}"
+    seat = next((r["seat"] for r in results if r.get("seat")), None)
+    return {"verdict": verdict, "reason": reason, "checks": results, **({"seat": seat} if seat else {})}
 
 
 def _undumpable() -> None:
@@ -59,6 +83,8 @@ def _undumpable() -> None:
 def main(argv: list[str]) -> int:
     _undumpable()
     plan = json.loads(Path(argv[1]).read_text())
+    if plan.get("artifacts"):
+        Path(plan["artifacts"]).mkdir(parents=True, exist_ok=True)
     result = grade(plan, Path(plan.get("workspace", "/workspace")))
     for check in result["checks"]:
         state = "pass" if check["passed"] else "FAIL"

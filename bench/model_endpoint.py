@@ -1,0 +1,252 @@
+"""A scripted model endpoint: the Anthropic Messages API, answered from a script file.
+
+Why it exists: to watch a *real* agent CLI run a real case offline, with nothing
+mocked inside the agent. The harness runs this server in a sidecar container with
+network ``none``; the agent's container joins the sidecar's network namespace, so the
+CLI reaches ``http://127.0.0.1:PORT`` on their shared loopback and has no route out.
+
+It runs inside the container from the harness wheel on PYTHONPATH (like the gate
+runner), so it uses the standard library only.
+
+A script is JSON or TOML: a list of turns (or a table ``turns = [...]``). Each turn is
+either a tool call or a final text::
+
+    [[turns]]                         # a tool call; the CLI runs it and asks again
+    text = "Writing the file."        # optional text before the call
+    tool = "Write"
+    input = { file_path = "/workspace/hello.txt", content = "Hello, world!\\n" }
+    usage = { input_tokens = 120, output_tokens = 30 }   # optional, reported as-is
+
+    [[turns]]                         # a final answer ends the run
+    text = "Done."
+    delay_s = 0                       # optional: wait before answering (a hung model)
+
+Which turn answers a request is decided by the request alone: the number of assistant
+messages already in its conversation. Retries therefore get the same answer, and no
+state is kept. Requests without tools (the CLI's side calls: titles, summaries,
+quota probes) get a short text that does not advance the script. Once the script is
+exhausted, the last turn's text (or "Done.") is repeated as a final answer.
+
+Each request is logged as one JSON line on stdout (path, turn, usage reported) and
+nothing else: never headers, never bodies, so no credential is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+import tomllib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+READY = "BENCH-ENDPOINT-READY"
+DEFAULT_PORT = 8765
+MODEL = "claude-scripted"
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+SIDE_USAGE = {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+TURN_KEYS = {"text", "tool", "input", "usage", "delay_s"}
+
+
+class ScriptError(ValueError):
+    """A script that cannot be served; the message names the turn and the field."""
+
+
+def load_script(path: Path) -> list[dict]:
+    """Parse and validate a script file (``.toml`` as TOML, anything else as JSON)."""
+    raw = path.read_bytes()
+    try:
+        data = tomllib.loads(raw.decode()) if path.suffix == ".toml" else json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ScriptError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'JSON'}: {exc}") from None
+    turns = data.get("turns") if isinstance(data, dict) else data
+    if not isinstance(turns, list) or not turns:
+        raise ScriptError(f"{path}: expected a non-empty list of turns (or a table with `turns = [...]`)")
+    return [_check_turn(path, n, turn) for n, turn in enumerate(turns, 1)]
+
+
+def _check_turn(path: Path, n: int, turn: object) -> dict:
+    where = f"{path}: turn {n}"
+    if not isinstance(turn, dict):
+        raise ScriptError(f"{where}: expected a table, got {turn!r}")
+    if unknown := set(turn) - TURN_KEYS:
+        raise ScriptError(f"{where}: unknown field(s) {sorted(unknown)}; known: {sorted(TURN_KEYS)}")
+    if "tool" not in turn and "text" not in turn:
+        raise ScriptError(f"{where}: give `tool` (+ `input`) for a tool call, or `text` for a final answer")
+    if "tool" in turn and not isinstance(turn.get("input", {}), dict):
+        raise ScriptError(f"{where}: `input` must be a table of the tool's arguments")
+    usage = turn.get("usage", {})
+    if not isinstance(usage, dict) or any(k not in USAGE_KEYS or not isinstance(v, int) for k, v in usage.items()):
+        raise ScriptError(f"{where}: `usage` takes integer {', '.join(USAGE_KEYS)}")
+    return turn
+
+
+# --- answering -----------------------------------------------------------------------
+
+
+def choose(script: list[dict], request: dict) -> tuple[int | None, dict]:
+    """(turn number or None for a side call, the turn to answer with)."""
+    if not request.get("tools"):
+        return None, {"text": "OK", "usage": SIDE_USAGE}
+    done = sum(1 for message in request.get("messages", []) if message.get("role") == "assistant")
+    if done < len(script):
+        return done + 1, script[done]
+    last = script[-1]
+    return len(script) + 1, {"text": last.get("text") or "Done.", "usage": last.get("usage", {})}
+
+
+def blocks(turn: dict, turn_no: int | None) -> list[dict]:
+    """The content blocks of an answer: optional text, then the tool call if any."""
+    content = [{"type": "text", "text": turn["text"]}] if turn.get("text") else []
+    if "tool" in turn:
+        content.append({"type": "tool_use", "id": f"toolu_bench_{turn_no or 0:04d}", "name": turn["tool"],
+                        "input": turn.get("input", {})})
+    return content
+
+
+def usage_of(turn: dict) -> dict:
+    return {**DEFAULT_USAGE, **turn.get("usage", {})}
+
+
+def message(turn: dict, turn_no: int | None, model: str) -> dict:
+    """A whole (non-streaming) Messages API response."""
+    content = blocks(turn, turn_no)
+    stop = "tool_use" if "tool" in turn else "end_turn"
+    return {"id": f"msg_bench_{turn_no or 0:04d}", "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage_of(turn)}
+
+
+def events(turn: dict, turn_no: int | None, model: str) -> list[tuple[str, dict]]:
+    """The SSE events of a streamed response, in the Messages API's order.
+
+    Input and cache tokens are announced in message_start, output tokens in
+    message_delta, as the real API does; a client that sums them gets usage_of(turn).
+    """
+    whole = message(turn, turn_no, model)
+    usage = whole["usage"]
+    start_usage = {**usage, "output_tokens": 0}
+    out = [("message_start", {"type": "message_start",
+                              "message": {**whole, "content": [], "stop_reason": None, "usage": start_usage}})]
+    for index, block in enumerate(whole["content"]):
+        out += _block_events(index, block)
+    out.append(("message_delta", {"type": "message_delta",
+                                  "delta": {"stop_reason": whole["stop_reason"], "stop_sequence": None},
+                                  "usage": {"output_tokens": usage["output_tokens"]}}))
+    out.append(("message_stop", {"type": "message_stop"}))
+    return out
+
+
+def _block_events(index: int, block: dict) -> list[tuple[str, dict]]:
+    if block["type"] == "text":
+        first = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": block["text"]}
+    else:
+        first = {**block, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    return [
+        ("content_block_start", {"type": "content_block_start", "index": index, "content_block": first}),
+        ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+        ("content_block_stop", {"type": "content_block_stop", "index": index}),
+    ]
+
+
+# --- the server ----------------------------------------------------------------------
+
+
+class Handler(BaseHTTPRequestHandler):
+    script: list[dict] = []
+    lock = threading.Lock()
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Silence the default access log: it would print request lines, never needed."""
+
+    def do_HEAD(self) -> None:
+        self._json(200, {}, body=False)
+
+    def do_GET(self) -> None:
+        self._log({"method": "GET", "path": self.path})
+        if self.path.split("?")[0].rstrip("/") == "/v1/models":
+            self._json(200, {"data": [{"id": MODEL, "type": "model", "display_name": MODEL}], "has_more": False})
+        else:
+            self._json(200, {})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        try:
+            request = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            request = {}
+        path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/count_tokens"):
+            self._json(200, {"input_tokens": DEFAULT_USAGE["input_tokens"]})
+        elif path.endswith("/v1/messages"):
+            self._answer(request)
+        else:
+            self._log({"method": "POST", "path": path, "unknown": True})
+            self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": f"no route {path}"}})
+
+    def _answer(self, request: dict) -> None:
+        turn_no, turn = choose(self.script, request)
+        model = request.get("model") or MODEL
+        self._log({"method": "POST", "path": "/v1/messages", "turn": turn_no, "kind": "side" if turn_no is None else "main",
+                   "stream": bool(request.get("stream")), "tool": turn.get("tool"), "usage": usage_of(turn)})
+        time.sleep(float(turn.get("delay_s", 0)))
+        if not request.get("stream"):
+            self._json(200, message(turn, turn_no, model))
+            return
+        payload = b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events(turn, turn_no, model))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _json(self, status: int, data: dict, body: bool = True) -> None:
+        payload = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        if body:
+            self.wfile.write(payload)
+
+    def _log(self, entry: dict) -> None:
+        with self.lock:
+            print(json.dumps({"t": round(time.time(), 3), **entry}), flush=True)
+
+
+def serve(script: list[dict], port: int, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+    """A started server (in a daemon thread) answering from ``script``; for tests and main."""
+    handler = type("ScriptedHandler", (Handler,), {"script": script})
+    server = ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m bench.model_endpoint", description=__doc__.split("\n")[0])
+    parser.add_argument("--script", type=Path, required=True)
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    args = parser.parse_args(argv)
+    try:
+        script = load_script(args.script)
+    except (ScriptError, OSError) as exc:
+        print(f"model endpoint: {exc}", file=sys.stderr, flush=True)
+        return 2
+    server = serve(script, args.port)
+    print(f"{READY} port={server.server_address[1]} turns={len(script)}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

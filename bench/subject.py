@@ -1,0 +1,240 @@
+"""The subject: the package under test, always installed from a tarball whose SHA-256 is recorded.
+
+A pin in provenance/subjects.toml names a package at an exact version and the SHA-256
+of the tarball the registry serves for it; fetching checks that hash, so a registry
+that serves other bytes is refused rather than trusted. A run can replace the pin with
+a source: ``--subject PATH`` (a checkout, packed with ``npm pack``, or a ready .tgz) or
+``--subject GIT_URL@COMMIT`` (cloned at that commit, then packed). Either way the
+agent and the grader see a tarball, never a checkout, and the record says which
+commit it came from and whether the checkout was dirty.
+
+The tarball is installed by a *project image*: images/<image>/project.Dockerfile built
+on the pin's image, with the tarball and the CA bundle in its context, tagged by the
+image folder, the parent's ID and the tarball's SHA-256 — so each subject is built once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import ssl
+import subprocess
+import tarfile
+import tempfile
+import tomllib
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .engine import HARNESS_LABEL, engine_faults
+from .errors import InfrastructureError, UsageError
+from .hashing import combine, sha256_file
+from .harness import git_state
+from .images import Images
+from .models import ImageRecord, SubjectRecord
+from .paths import Project
+
+REGISTRY = "https://registry.npmjs.org"
+GIT_SPEC = re.compile(r"^(?P<url>(?:https?|ssh|git|file)://.+|[^@\s]+@[^:\s]+:.+)@(?P<commit>[0-9a-fA-F]{7,40})$")
+
+
+class Pin(BaseModel):
+    """One entry of provenance/subjects.toml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    package: str
+    version: str
+    sha256: str
+    image: str
+
+
+@dataclass(frozen=True)
+class Subject:
+    record: SubjectRecord
+    tarball: Path
+    image: str
+
+
+def pins(project: Project) -> dict[str, Pin]:
+    path = project.root / "provenance" / "subjects.toml"
+    if not path.is_file():
+        return {}
+    try:
+        return {name: Pin.model_validate(entry) for name, entry in tomllib.loads(path.read_text()).items()}
+    except (tomllib.TOMLDecodeError, ValidationError) as exc:
+        raise UsageError(f"{path}: {exc}") from None
+
+
+def cache_dir() -> Path:
+    path = Path.home() / ".cache" / "hermetic-bench" / "subjects"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def resolve(project: Project, name: str, override: str | None = None, ca: Path | None = None) -> Subject:
+    """The subject for pin `name`: the pinned registry tarball, or the --subject source packed."""
+    known = pins(project)
+    if name not in known:
+        raise UsageError(f"subject {name!r} is not pinned in provenance/subjects.toml; pinned: {', '.join(known) or '(none)'}")
+    pin = known[name]
+    if override is None:
+        return Subject(_pinned(name, pin, ca), _cached(pin), pin.image)
+    record, tarball = _from_source(name, override, ca)
+    return Subject(record, tarball, pin.image)
+
+
+def _cached(pin: Pin) -> Path:
+    return cache_dir() / f"{pin.package.replace('/', '+')}-{pin.version}-{pin.sha256[:16]}.tgz"
+
+
+def _pinned(name: str, pin: Pin, ca: Path | None) -> SubjectRecord:
+    """Fetch the exact version once (npm pack when npm is here, else the registry URL), check the pin."""
+    target = _cached(pin)
+    if not target.is_file() or sha256_file(target) != pin.sha256:
+        with tempfile.TemporaryDirectory(prefix="bench-subject-") as tmp:
+            fetched = _npm_pack(f"{pin.package}@{pin.version}", Path(tmp), None, ca) if shutil.which("npm") \
+                else _download(pin, Path(tmp), ca)
+            digest = sha256_file(fetched)
+            if digest != pin.sha256:
+                raise InfrastructureError(
+                    f"the registry served {pin.package}@{pin.version} with SHA-256 {digest}, but "
+                    f"provenance/subjects.toml pins {pin.sha256}; refusing it (update the pin only if the change is intended)")
+            shutil.move(str(fetched), target)
+    return SubjectRecord(name=name, package=pin.package, version=pin.version, source="registry",
+                         origin=f"{pin.package}@{pin.version}", tarball_sha256=pin.sha256)
+
+
+def _download(pin: Pin, out: Path, ca: Path | None) -> Path:
+    basename = pin.package.split("/")[-1]
+    url = f"{REGISTRY}/{pin.package}/-/{basename}-{pin.version}.tgz"
+    context = ssl.create_default_context(cafile=str(ca_file(ca)) if ca_file(ca) else None)
+    target = out / f"{basename}-{pin.version}.tgz"
+    try:
+        with urllib.request.urlopen(url, context=context, timeout=120) as response, open(target, "wb") as handle:
+            shutil.copyfileobj(response, handle)
+    except OSError as exc:
+        raise InfrastructureError(f"could not fetch {url}: {exc} — behind a TLS-intercepting proxy, pass "
+                                  f"--ca-bundle or set BENCH_CA_BUNDLE") from None
+    return target
+
+
+def ca_file(ca: Path | None) -> Path | None:
+    """The bundle host-side fetches trust: --ca-bundle, else the host's system bundle when present."""
+    from .images import HOST_CA_BUNDLE
+
+    return ca or (HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None)
+
+
+def _npm_pack(spec: str, out: Path, cwd: Path | None, ca: Path | None) -> Path:
+    """`npm pack --json` of a registry spec or a checkout (cwd); the tarball's path."""
+    if shutil.which("npm") is None:
+        raise UsageError("packing a subject from source needs npm on this host — `apt-get install npm`, "
+                         "or pass an already packed .tgz as --subject")
+    env = {**os.environ, **({"NODE_EXTRA_CA_CERTS": str(ca_file(ca))} if ca_file(ca) else {})}
+    done = subprocess.run(["npm", "pack", "--json", "--pack-destination", str(out), spec], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise InfrastructureError(f"`npm pack {spec}` failed ({done.returncode}): {done.stderr.strip()[-1500:]}")
+    return out / json.loads(done.stdout)[0]["filename"]
+
+
+def _from_source(name: str, override: str, ca: Path | None) -> tuple[SubjectRecord, Path]:
+    """--subject PATH (a .tgz or a checkout) or GIT_URL@COMMIT, packed into the cache, described."""
+    out = Path(tempfile.mkdtemp(prefix="bench-subject-", dir=cache_dir()))
+    path = Path(override).expanduser()
+    if path.is_file():
+        tarball, sha, dirty, source, origin = path.resolve(), None, None, "path", str(path.resolve())
+    elif path.is_dir():
+        sha, dirty = git_state(path.resolve())
+        tarball, source, origin = _npm_pack(".", out, path.resolve(), ca), "path", str(path.resolve())
+    elif match := GIT_SPEC.match(override):
+        tarball, sha = _pack_git(match["url"], match["commit"], out, ca)
+        dirty, source, origin = False, "git", f"{match['url']}@{sha}"
+    else:
+        raise UsageError(f"--subject {override!r} is neither a file, a folder, nor GIT_URL@COMMIT")
+    package, version = _identity(tarball)
+    record = SubjectRecord(name=name, package=package, version=version, source=source, origin=origin,
+                           tarball_sha256=sha256_file(tarball), source_sha=sha, dirty=dirty)
+    return record, tarball
+
+
+def _pack_git(url: str, commit: str, out: Path, ca: Path | None) -> tuple[Path, str]:
+    checkout = out / "checkout"
+    for args in (["clone", "--quiet", url, str(checkout)], ["-C", str(checkout), "checkout", "--quiet", commit]):
+        done = subprocess.run(["git", *args], capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise UsageError(f"`git {' '.join(args)}` failed: {done.stderr.strip()[-800:]}")
+    sha, _ = git_state(checkout)
+    return _npm_pack(".", out, checkout, ca), sha or commit
+
+
+def _identity(tarball: Path) -> tuple[str, str]:
+    """name and version from the tarball's own package/package.json."""
+    try:
+        with tarfile.open(tarball) as archive:
+            data = json.load(archive.extractfile("package/package.json"))
+        return data["name"], data["version"]
+    except (tarfile.TarError, KeyError, TypeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{tarball} is not an npm package tarball (no package/package.json): {exc}") from None
+
+
+def project_image(images: Images, subject: Subject) -> ImageRecord:
+    """The pin's image with the subject installed: built once per (image, parent, tarball) and reused."""
+    parent = images.ensure(subject.image)
+    spec = images.spec(subject.image)
+    key = combine({"image": images.context_hash(subject.image), "parent": parent.id,
+                   "subject": subject.record.tarball_sha256})
+    name = f"{subject.image}-project"
+    tag = f"bench/{name}:{key.split(':')[1][:16]}"
+    client = images.client
+    with engine_faults(f"looking up image {tag}"):
+        found = client.images.list(name=tag)
+    if not found:
+        images.log(f"building image {name} as {tag} with {subject.record.origin}")
+        _build_project(images, subject, tag, parent.tag, images.ca_for(spec))
+        images.built.append(name)
+        with engine_faults(f"looking up image {tag}"):
+            found = client.images.list(name=tag)
+    return ImageRecord(name=name, tag=tag, id=found[0].id)
+
+
+def _build_project(images: Images, subject: Subject, tag: str, parent_tag: str, ca: Path | None) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-project-") as tmp:
+        context = Path(tmp) / "context"
+        shutil.copytree(images.project.image_dir(subject.image), context, symlinks=True)
+        shutil.copyfile(subject.tarball, context / "subject.tgz")
+        (context / "bench-ca.crt").write_bytes(ca.read_bytes() if ca else b"")
+        labels = {HARNESS_LABEL: "hermetic-bench", "bench.image": f"{subject.image}-project",
+                  "bench.subject-sha256": subject.record.tarball_sha256}
+        with engine_faults(f"building the {subject.image} project image"):
+            stream = images.client.api.build(path=str(context), dockerfile="project.Dockerfile", tag=tag, rm=True,
+                                             forcerm=True, pull=False, decode=True, buildargs={"PARENT": parent_tag},
+                                             labels=labels)
+            for chunk in stream:
+                if "error" in chunk:
+                    raise InfrastructureError(f"building the {subject.image} project image failed: {chunk['error'].strip()}")
+                if line := chunk.get("stream", "").rstrip():
+                    images.log(line)
+
+
+class Subjects:
+    """Each subject a run needs, resolved and built into its project image once per run."""
+
+    def __init__(self, project: Project, images: Images, override: str | None, ca: Path | None) -> None:
+        self.project, self.images, self.override, self.ca = project, images, override, ca
+        self._subjects: dict[str, Subject] = {}
+        self._images: dict[str, ImageRecord] = {}
+
+    def get(self, name: str) -> Subject:
+        if name not in self._subjects:
+            self._subjects[name] = resolve(self.project, name, self.override, self.ca)
+        return self._subjects[name]
+
+    def image(self, name: str) -> ImageRecord:
+        if name not in self._images:
+            self._images[name] = project_image(self.images, self.get(name))
+        return self._images[name]
