@@ -272,6 +272,17 @@ def compare_cmd(baseline: str, candidate: str, allow_drift: bool, as_json: bool,
     sys.exit(report.exit_code)
 
 
+@cli.command("report")
+@click.argument("label")
+@click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path))
+def report(label: str, results: Path) -> None:
+    """Write LABEL's report.html: pass-rate chart, every trial, every saved frame."""
+    from .compare import resolve_label
+    from .report import render
+
+    console.print(f"wrote {render(resolve_label(label, results))}")
+
+
 def _terminate(signum, frame) -> None:
     raise KeyboardInterrupt
 
