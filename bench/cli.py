@@ -48,7 +48,7 @@ def _project():
 @cli.command()
 @click.argument("cases", nargs=-1, required=True)
 @click.option("--label", help="Results folder name under --results (default: a UTC timestamp).")
-@click.option("--agent", default="oracle", show_default=True, help="oracle, null or command.")
+@click.option("--agent", default="oracle", show_default=True, help="oracle, null, command, claude-code or codex.")
 @click.option("--agent-cmd", help="Shell command for --agent command ({prompt_file}, {workspace}).")
 @click.option("--trials", default=1, show_default=True, type=int, help="Trials per case x arm.")
 @click.option("--timeout", "timeout_s", type=int, help="Agent wall clock in seconds (default: the case's).")
@@ -62,12 +62,22 @@ def _project():
                    "NVIDIA GPU. Default: software rendering, and cases that need a GPU are INCOMPLETE.")
 @click.option("--subject", metavar="PATH|GIT_URL@COMMIT",
               help="Replace the cases' pinned subject with a checkout or .tgz (PATH) or a commit; packed to a tarball.")
-def run(cases, label, agent, agent_cmd, trials, timeout_s, results, ca_bundle, arms, concurrency, seat, subject) -> None:
+@click.option("--model", help="Model for model-driven agents (claude-code, codex); an arm's model:NAME wins.")
+@click.option("--model-script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Serve the model from this script (JSON/TOML turns) on a local endpoint, offline (claude-code).")
+@click.option("--max-turns", type=int, help="Model turns the agent CLI may take (default: the case's, 50).")
+@click.option("--agent-env", "agent_env", multiple=True, metavar="NAME",
+              help="Environment variable handed to --agent command as a credential, redacted from records (repeatable).")
+@click.option("--agent-network", is_flag=True, help="Give --agent command the bridge network instead of none.")
+def run(cases, label, agent, agent_cmd, trials, timeout_s, results, ca_bundle, arms, concurrency, seat, subject,
+        model, model_script, max_turns, agent_env, agent_network) -> None:
     """Run CASES with an agent, each trial in fresh containers; same --label resumes."""
+    from .agents import AgentOptions
     from .run import RunRequest, execute
 
+    options = AgentOptions(model, model_script, max_turns, list(agent_env), agent_network)
     request = RunRequest(list(cases), agent, agent_cmd, label, trials, timeout_s, results, ca_bundle,
-                         list(arms), concurrency, seat=seat, subject=subject)
+                         list(arms), concurrency, seat=seat, subject=subject, agent_options=options)
     outcome = execute(request, _project(), say=lambda line: err.print(line, markup=False))
     _summary_table(outcome.summary)
     console.print(f"results: {outcome.paths.dir}")

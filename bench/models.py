@@ -46,6 +46,7 @@ class Limits(Strict):
     memory_mb: int = Field(2048, ge=64, description="Memory limit in MiB, swap included.")
     pids: int = Field(512, ge=16, description="Process-count limit.")
     timeout_s: int = Field(600, ge=1, description="Agent wall clock; the container is killed at it.")
+    max_turns: int = Field(50, ge=1, description="Model turns an agent CLI may take (e.g. claude --max-turns).")
     export_max_mb: int = Field(256, ge=1, description="Largest workspace export accepted.")
 
 
@@ -377,6 +378,9 @@ class CheckResult(BaseModel):
     )
     incomplete: bool = Field(False, description="The check could not observe (seat refused): INCOMPLETE, not FAIL.")
     seat: dict[str, str] | None = Field(None, description="A browser check's seat: class, chromium, adapter, ...")
+    timings: dict[str, float] = Field(
+        default_factory=dict, description="A browser check's seconds per stage: launch, seat, build, ready, steps, "
+        "measure (where its time went; never a metric).")
     predicates: list[dict] = Field(
         default_factory=list,
         description="A browser check's predicates: name, kind, passed, values (the numbers), frames (saved as "
@@ -404,8 +408,13 @@ class TrialResult(BaseModel):
     phases: dict[str, float] = Field(default_factory=dict, description="Seconds per phase.")
     usage: dict[str, float] = Field(
         default_factory=dict,
-        description="What the agent consumed, when its adapter knows: turns, input_tokens, output_tokens, cost_usd.",
+        description="What the agent consumed, when its adapter knows (read from its transcript): turns, "
+        "input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, duration_s.",
     )
+    agent_status: str | None = Field(
+        None, description="How the agent CLI's run ended, from its transcript: completed, capped (a turn or budget "
+        "limit), timeout (killed at the wall clock) or error; None for agents without a transcript format.")
+    session_id: str | None = Field(None, description="The agent CLI's own session id, from its transcript.")
     started_at: datetime
     finished_at: datetime | None = None
 

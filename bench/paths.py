@@ -16,7 +16,10 @@ Results layout (``RunPaths`` and ``TrialPaths``)::
       harness/<wheel>                   the harness wheel the graders imported
       <case>/<arm>/trial-<n>/
         result.json  provenance.json  manifest.json
-        transcript.log                  the agent's output, streamed as produced
+        transcript.log | .jsonl         the agent's output, streamed as produced (JSONL for event CLIs)
+        agent-stderr.log                an event CLI's stderr, kept apart from its JSONL
+        setup.log                       the case's setup, when this trial staged it
+        endpoint.log                    the scripted model endpoint's requests (no headers, no bodies)
         gate.log                        the grader's output
         workspace.tar                   the exported workspace (symlinks kept)
         artifacts/                      frames and other files a gate saved
@@ -93,6 +96,22 @@ class TrialPaths:
     @property
     def transcript(self) -> Path:
         return self.dir / "transcript.log"
+
+    def named(self, name: str) -> Path:
+        """A file of this trial by its plain name (an adapter's transcript file)."""
+        return self.dir / name
+
+    @property
+    def agent_stderr(self) -> Path:
+        return self.dir / "agent-stderr.log"
+
+    @property
+    def setup_log(self) -> Path:
+        return self.dir / "setup.log"
+
+    @property
+    def endpoint_log(self) -> Path:
+        return self.dir / "endpoint.log"
 
     @property
     def gate_log(self) -> Path:

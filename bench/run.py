@@ -14,14 +14,15 @@ import secrets
 import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
 from rich.console import Console
 
-from .agents import make_agent
+from .agents import AgentOptions, make_agent
+from .agents.layer import resolve_agent_images, trial_images
 from .arms import arms_for, parse_arm
 from .cases import Case, load_case
 from .compare import summarize_arm
@@ -58,6 +59,7 @@ class RunRequest:
     command_line: list[str] = field(default_factory=lambda: list(sys.argv))
     seat: str | None = None  # --seat software|gpu
     subject: str | None = None  # --subject PATH|GIT_URL@COMMIT, replacing the cases' pinned subject
+    agent_options: AgentOptions = field(default_factory=AgentOptions)  # --model, --model-script, --max-turns, ...
 
 
 @dataclass
@@ -84,7 +86,8 @@ def default_concurrency() -> int:
 def execute(request: RunRequest, project: Project, say: Say | None = None) -> RunOutcome:
     """Validate, resolve, run every trial, clean up, write the summary."""
     cases, arm_specs = _validate(request, project)
-    agents = {arm.name: make_agent(arm.agent or request.agent, arm.agent_cmd or request.agent_cmd)
+    agents = {arm.name: make_agent(arm.agent or request.agent, arm.agent_cmd or request.agent_cmd,
+                                   replace(request.agent_options, model=arm.model or request.agent_options.model))
               for arms in arm_specs.values() for arm in arms}
     client = connect()
     check_mode(request.seat, client)
@@ -99,7 +102,8 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     context = RunContext(client, secrets.token_hex(6), paths.label, harness,
                          EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat)
     try:
-        resolved = {case.id: _resolve_images(images, case, subjects) for case in cases}
+        resolved = {case.id: resolve_agent_images(images, _resolve_images(images, case, subjects), list(agents.values()))
+                    for case in cases}
         reconcile(paths.run_record, _run_record(paths, harness, request, cases, arm_specs, resolved, subjects))
         specs = _pending(paths, cases, arm_specs, agents, resolved, request, say, subjects)
         results, engine_lost = _run_all(context, specs, request.concurrency or default_concurrency(), say)
@@ -144,7 +148,8 @@ def _run_record(paths: RunPaths, harness, request: RunRequest, cases: list[Case]
         for case in cases
     }
     arms = [arm.model_copy(update={"agent": arm.agent or request.agent,
-                                   "agent_cmd": arm.agent_cmd or request.agent_cmd})
+                                   "agent_cmd": arm.agent_cmd or request.agent_cmd,
+                                   "model": arm.model or request.agent_options.model})
             for arm in next(iter(arm_specs.values()), [])] if request.arms else []
     return RunRecord(label=paths.label, harness_version=harness.record.version,
                      wheel_sha256=harness.record.wheel_sha256, arms=arms, timeout_s=request.timeout_s,
@@ -170,7 +175,8 @@ def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSp
             shutil.rmtree(trial_paths.dir)
         record = CaseRecord(id=case.id, visible_hash=case.visible_hash(), goldens_hash=case.goldens_hash())
         subject = subjects.get(case.spec.subject).record if case.spec.subject else None
-        specs.append(TrialSpec(case, arm, n, agents[arm.name], dict(resolved[case.id]), _limits(case, request),
+        specs.append(TrialSpec(case, arm, n, agents[arm.name], trial_images(resolved[case.id], agents[arm.name]),
+                               _limits(case, request),
                                trial_paths, record, subject=subject))
     if kept:
         say(f"label {paths.label}: {kept} finished trial(s) kept, {len(specs)} to run")
@@ -189,6 +195,8 @@ def _run_all(context: RunContext, specs: list[TrialSpec], concurrency: int, say:
         futures = [pool.submit(one, spec) for spec in specs]
         try:
             for future in as_completed(futures):
+                if future.cancelled():  # stopped before it started, after the engine went away
+                    continue
                 result = future.result()
                 results.append(result)
                 progress.finished(result, _line(result))
@@ -216,9 +224,9 @@ def _stop(context: RunContext, futures: list) -> None:
 
 
 def _limits(case: Case, request: RunRequest) -> Limits:
-    if request.timeout_s is None:
-        return case.spec.limits
-    return case.spec.limits.model_copy(update={"timeout_s": request.timeout_s})
+    """The case's limits with --timeout and --max-turns applied (the agents apply --max-turns alike)."""
+    overrides = {"timeout_s": request.timeout_s, "max_turns": request.agent_options.max_turns}
+    return case.spec.limits.model_copy(update={key: value for key, value in overrides.items() if value is not None})
 
 
 def _finished(result_file: Path) -> bool:

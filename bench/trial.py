@@ -16,13 +16,15 @@ import tarfile
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import docker
 
-from .agents import Agent, AgentPlan
-from .agents.base import PROMPT_FILE
+from .agents import Agent, AgentPlan, AgentReport
+from .agents.base import PROMPT_FILE, TRANSCRIPT_LOG
+from .agents.endpoint import scripted_endpoint
 from .cases import Case
 from .engine import ROLE_LABEL, run_labels
 from .errors import InfrastructureError, SeatRefused
@@ -32,6 +34,7 @@ from .hashing import combine, sha256_file
 from .models import (ArmSpec, CaseRecord, CheckResult, EngineRecord, ImageRecord, Limits, Manifest, Provenance,
                      SubjectRecord, TrialResult, Verdict, utcnow)
 from .paths import TrialPaths
+from .redact import redact_tree
 from .sandbox import ExportTooLarge, Sandbox, SandboxSpec, tar_tree
 from . import seat as seats
 
@@ -68,6 +71,7 @@ class TrialSpec:
     timings: dict[str, float] = field(default_factory=dict)
     subject: SubjectRecord | None = None
     seat: dict[str, str] | None = None  # what the grader's browser observed
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)  # credentials handed to the agent: redacted on record
 
 
 def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
@@ -78,6 +82,7 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
                          reason="interrupted before a verdict", started_at=utcnow())
     try:
         plan = trial.agent.plan(trial.case, trial.arm.context)
+        trial.secrets = plan.secrets
         with _phase(trial, "stage"):
             staged = stage(run, trial)
         if staged:
@@ -86,6 +91,9 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
             outcome = run_agent(run, trial, plan, staged)
         result.agent_exit_code, result.timed_out = outcome.exit_code, outcome.timed_out
         result.export_bytes = outcome.export_bytes
+        if outcome.report:
+            result.agent_status, result.session_id = outcome.report.status, outcome.report.session_id
+            result.usage = outcome.report.usage
         with _phase(trial, "grade"):
             verdict, reason, checks = grade(run, trial)
         result.checks = checks
@@ -168,7 +176,7 @@ def _stage_fresh(run: RunContext, trial: TrialSpec, context: str, tag: str) -> I
     with Sandbox(run.client, spec) as box:
         layers, files = stage_layers(case, context)
         box.put_tar(tar_tree(layers, files))
-        outcome = box.run(trial.limits.timeout_s, log_to=trial.paths.dir / "setup.log")
+        outcome = box.run(trial.limits.timeout_s, log_to=trial.paths.setup_log)
         if outcome.exit_code != 0:
             raise InfrastructureError(f"case setup failed (exit {outcome.exit_code}); see setup.log")
         image_id = box.commit("bench/staged", tag, {"bench.harness": "hermetic-bench", "bench.case": case.id})
@@ -183,22 +191,50 @@ class AgentOutcome:
     exit_code: int | None
     timed_out: bool
     export_bytes: int
+    report: AgentReport | None = None
 
 
 def run_agent(run: RunContext, trial: TrialSpec, plan: AgentPlan, staged: ImageRecord | None) -> AgentOutcome:
-    """A fresh container from the staged state: files in, agent runs, workspace out."""
-    spec = SandboxSpec(
-        image=(staged or trial.images["agent"]).id, command=plan.command, limits=trial.limits, env=plan.env,
-        network=plan.network, labels=run_labels(run.run_id, **{ROLE_LABEL: "agent"}),
-    )
+    """A fresh container from the staged state: files in, agent runs, workspace out.
+
+    Credentials join the agent's environment here and nowhere else. With a scripted
+    model the agent shares the endpoint sidecar's loopback and has no other network.
+    """
+    transcript = trial.paths.named(plan.transcript)
     layers, files = stage_layers(trial.case, trial.arm.context) if staged is None else ([], {})
     layers += [(inside.lstrip("/"), host) for inside, host in plan.trees.items()]
-    with Sandbox(run.client, spec) as box:
-        if layers or files:
-            box.put_tar(tar_tree(layers, files))
-        outcome = box.run(trial.limits.timeout_s, log_to=trial.paths.transcript)
-        size = box.export("/workspace", trial.paths.workspace_tar, trial.limits.export_max_mb << 20)
-    return AgentOutcome(outcome.exit_code, outcome.timed_out, size)
+    with _agent_network(run, trial, plan) as network:
+        spec = SandboxSpec(
+            image=(staged or trial.images["agent"]).id, command=plan.command, limits=trial.limits,
+            env={**plan.env, **plan.secrets}, network=network, labels=run_labels(run.run_id, **{ROLE_LABEL: "agent"}),
+        )
+        with Sandbox(run.client, spec) as box:
+            if layers or files:
+                box.put_tar(tar_tree(layers, files))
+            outcome = box.run(trial.limits.timeout_s, log_to=transcript)
+            if plan.transcript != TRANSCRIPT_LOG:
+                _split_streams(box, transcript, trial.paths.agent_stderr)
+            size = box.export("/workspace", trial.paths.workspace_tar, trial.limits.export_max_mb << 20)
+    report = plan.read_report(transcript, outcome.timed_out) if plan.read_report else None
+    return AgentOutcome(outcome.exit_code, outcome.timed_out, size, report)
+
+
+@contextmanager
+def _agent_network(run: RunContext, trial: TrialSpec, plan: AgentPlan):
+    """The agent's network mode: the endpoint sidecar's namespace, else the plan's own (none by default)."""
+    if plan.endpoint is None:
+        yield plan.network
+        return
+    with scripted_endpoint(run.client, run.run_id, trial.images["agent"].id, run.harness.wheel, plan.endpoint,
+                           trial.paths.endpoint_log) as network:
+        yield network
+
+
+def _split_streams(box: Sandbox, transcript: Path, stderr_file: Path) -> None:
+    """A JSON-lines transcript keeps stdout only (it streamed both while running); stderr goes beside it."""
+    transcript.write_text(box.output(stdout=True, stderr=False))
+    if stderr := box.output(stdout=False, stderr=True):
+        stderr_file.write_text(stderr)
 
 
 # --- grade ---------------------------------------------------------------------------
@@ -263,19 +299,21 @@ def parse_grader_output(stdout: str) -> tuple[Verdict, str, list[CheckResult]]:
 
 
 def record(run: RunContext, trial: TrialSpec, result: TrialResult) -> None:
-    """result.json, provenance.json, then manifest.json over every file beside them."""
+    """result.json, provenance.json, every credential redacted, then manifest.json over every file."""
     from .images import reproducibility_level
 
     paths = trial.paths
+    agent = trial.agent.record()
     paths.result.write_text(result.model_dump_json(indent=2) + "\n")
     provenance = Provenance(
         harness=run.harness.record, case=trial.case_record, arm=trial.arm.name, arm_spec=trial.arm,
-        images=trial.images, agent=trial.agent.record().model_copy(update={"model": trial.arm.model}), engine=run.engine, limits=trial.limits,
+        images=trial.images, agent=agent.model_copy(update={"model": agent.model or trial.arm.model}), engine=run.engine, limits=trial.limits,
         seat=seats.stamp(run.seat, trial.seat), subject=trial.subject,
         command_line=run.command_line, timings=result.phases, recorded_at=utcnow(),
         reproducibility=reproducibility_level(trial.images, trial.case.dir.parent.parent),
     )
     paths.provenance.write_text(provenance.model_dump_json(indent=2) + "\n")
+    redact_tree(paths.dir, trial.secrets)
     write_manifest(paths)
 
 

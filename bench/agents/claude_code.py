@@ -23,6 +23,7 @@ in both cases and redacted from every record.
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
@@ -45,8 +46,6 @@ class ClaudeCodeAgent:
 
     def __init__(self, model: str | None = None, script: Path | None = None, max_turns: int | None = None,
                  environ: dict[str, str] | None = None) -> None:
-        import os
-
         environ = dict(os.environ if environ is None else environ)
         self.model, self.script, self.max_turns = model, script, max_turns
         self.secrets = credentials(CREDENTIALS, environ)
@@ -81,8 +80,9 @@ class ClaudeCodeAgent:
         command = f'exec {BINARY} -p "$(cat {PROMPT_FILE})" {shlex.join(flags)}'
         env = {"CLAUDE_CONFIG_DIR": "/tmp/claude-config", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                "DISABLE_AUTOUPDATER": "1", **self.settings}
-        plan = AgentPlan(command=["sh", "-c", command], env=env, secrets=dict(self.secrets), network="bridge",
-                         transcript=TRANSCRIPT_JSONL, read_report=claude_report)
+        plan = AgentPlan(command=["sh", "-c", command], env=env, secrets=dict(self.secrets),
+                         network="none" if self.script else "bridge", transcript=TRANSCRIPT_JSONL,
+                         read_report=claude_report)
         if self.script is not None:
             plan.endpoint = EndpointPlan(self.script)
             plan.env["ANTHROPIC_BASE_URL"] = plan.endpoint.url

@@ -65,6 +65,9 @@ PROBE_JS = """async () => {
   return seat;
 }"""
 READY_JS = "() => { const h = window.__harness; return h === undefined || h === null ? null : !!h.ready; }"
+# A loading screen or an error card over the canvas is structured too, and can sit still for
+# seconds: frames count for readiness only once a canvas is what the centre of the view shows.
+CANVAS_JS = "() => { const e = document.elementFromPoint(innerWidth / 2, innerHeight / 2); return !!e && e.tagName === 'CANVAS'; }"
 
 
 class CheckFailed(Exception):
@@ -178,41 +181,75 @@ def served_root(workspace: Path, folder: str) -> Path:
 
 
 def run(check: dict, workspace: Path, plan: dict) -> tuple[bool, str, dict]:
-    """(passed, detail, extra): extra carries seat, predicates and, on refusal, incomplete."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    """(passed, detail, extra): extra carries seat, timings, predicates and, on refusal, incomplete."""
     from playwright.sync_api import sync_playwright
 
     seat_plan = plan.get("seat") or {}
     need, mode = seat_plan.get("need", "none"), seat_plan.get("mode", "auto")
-    out_dir = Path(plan.get("artifacts", "/bench/artifacts")) / slug(check["name"])
-    flags = QUIET_FLAGS + (GPU_FLAGS if mode == "gpu" else SOFTWARE_FLAGS)
+    clock = Stopwatch()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=flags, timeout=60_000)
+        with clock("launch"):
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, timeout=60_000,
+                                                 args=QUIET_FLAGS + (GPU_FLAGS if mode == "gpu" else SOFTWARE_FLAGS))
         try:
-            seat = probe_seat(browser, mode, need)
+            with clock("seat"):
+                seat = probe_seat(browser, mode, need)
             refused = refusal(need, mode, seat)
             if refused:
-                return False, refused, {"incomplete": True, "seat": seat}
+                return False, refused, {"incomplete": True, "seat": seat, "timings": clock.laps}
             try:
-                notes = [build(check["build"], workspace, check.get("build_timeout_s", 240))] if check.get("build") else []
-                root = served_root(workspace, check["serve"])
-                with StaticServer(root) as server:
-                    session = Session(browser, server.url + check.get("path", "/"), check)
-                    notes.append(session.open())
-                    for step in check["steps"]:
-                        session.do(step)
+                session, notes = observe(browser, check, workspace, clock)
             except CheckFailed as failed:
-                return False, str(failed), {"seat": seat}
-            except PlaywrightTimeout as exc:  # the page hung a navigation or a capture: the project's doing
-                return False, f"timeout: {str(exc).splitlines()[0]}", {"seat": seat}
-            results = [pixels.evaluate(spec, session.frames, session.series) for spec in check["predicates"]]
-            session.save([name for result in results for name in result["frames"]], out_dir)
+                return False, str(failed), {"seat": seat, "timings": clock.laps}
+            with clock("measure"):
+                results = [pixels.evaluate(spec, session.frames, session.series) for spec in check["predicates"]]
+                out_dir = Path(plan.get("artifacts", "/bench/artifacts")) / slug(check["name"])
+                session.save([name for result in results for name in result["frames"]], out_dir)
         finally:
             browser.close()
     failed = [r for r in results if not r["passed"]]
     lines = [r["detail"] for r in failed + [r for r in results if r["passed"]]]
     lines += notes + [f"frames: {session.timeline()}", f"seat: {seat['class']} ({seat['adapter']})"]
-    return not failed, "\n".join(lines), {"seat": seat, "predicates": results}
+    return not failed, "\n".join(lines), {"seat": seat, "timings": clock.laps, "predicates": results}
+
+
+def observe(browser, check: dict, workspace: Path, clock: "Stopwatch") -> tuple["Session", list[str]]:
+    """Build, serve, open until ready, run the steps; any way the project falls short is CheckFailed."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    notes = []
+    try:
+        with clock("build"):
+            if check.get("build"):
+                notes.append(build(check["build"], workspace, check.get("build_timeout_s", 240)))
+            root = served_root(workspace, check["serve"])
+        with StaticServer(root) as server:
+            session = Session(browser, server.url + check.get("path", "/"), check)
+            with clock("ready"):
+                notes.append(session.open())
+            with clock("steps"):
+                for step in check["steps"]:
+                    session.do(step)
+    except PlaywrightTimeout as exc:  # the page hung a navigation or a capture: the project's doing
+        raise CheckFailed(f"timeout: {str(exc).splitlines()[0]}") from None
+    return session, notes
+
+
+class Stopwatch:
+    """Seconds per named stage, so a result says where a check's time went."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+
+    def __call__(self, name: str) -> "Stopwatch":
+        self.name = name
+        return self
+
+    def __enter__(self) -> None:
+        self.started = time.monotonic()
+
+    def __exit__(self, *exc: object) -> None:
+        self.laps[self.name] = round(self.laps.get(self.name, 0.0) + time.monotonic() - self.started, 3)
 
 
 def probe_seat(browser, mode: str, need: str) -> dict[str, str]:
@@ -257,7 +294,7 @@ class Session:
         return self.wait_ready()
 
     def wait_ready(self) -> str:
-        """The harness signal, else two identical structured frames (or one, for moving scenes)."""
+        """The harness signal, else two identical structured frames of the canvas (or one, for moving scenes)."""
         limit = self.check.get("ready_timeout_s", 90)
         began = time.monotonic()
         previous = None
@@ -265,7 +302,7 @@ class Session:
             signal_state = self.page.evaluate(READY_JS)
             if signal_state:
                 return f"ready by window.__harness.ready after {time.monotonic() - began:.1f} s"
-            if signal_state is None:
+            if signal_state is None and self.page.evaluate(CANVAS_JS):
                 frame, _ = self.grab()
                 if pixels.structured(frame):
                     if self.check.get("ready") == "signal-or-structured":

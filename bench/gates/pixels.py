@@ -216,7 +216,7 @@ def _frame_names(spec: dict, series: dict[str, list[str]]) -> list[str]:
     if "series" in spec:
         return list(series.get(spec["series"], [f"{spec['series']}-0"]))
     if "frames" in spec:
-        return list(spec["frames"]) + list(spec.get("baseline", []))
+        return list(spec["frames"]) + list(spec.get("baseline") or [])
     return [spec["frame"]]
 
 
@@ -259,7 +259,7 @@ def _differ(spec: dict, frames: list[Frame]) -> tuple[bool, dict, str]:
     values: dict = {"diff": diff}
     passed = diff > spec["min"]
     detail = f"mean abs diff {diff} between {spec['frames'][0]} and {spec['frames'][1]}, needs > {spec['min']}"
-    if "baseline" in spec:
+    if spec.get("baseline"):
         baseline = mean_abs_diff(frames[2], frames[3], box)
         times = spec.get("times", 1.0)
         values["baseline_diff"] = baseline
@@ -300,3 +300,61 @@ def _profile(spec: dict, frames: list[Frame]) -> tuple[bool, dict, str]:
 
 PREDICATES = {"region": _region, "contrast": _contrast, "still": _still, "differ": _differ,
               "centroid": _centroid, "profile": _profile}
+
+
+# --- PNG, standard library only: re-measure a saved frame anywhere ------------------------
+
+
+def read_png(data: bytes) -> Frame:
+    """Decode an 8-bit, non-interlaced RGB or RGBA PNG (what Chromium writes) to an RGBA Frame."""
+    import struct
+    import zlib
+
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    pos, chunks, header = 8, [], None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            chunks.append(body)
+        pos += 12 + length
+    width, height, depth, colour, _, _, interlace = header
+    if depth != 8 or colour not in (2, 6) or interlace:
+        raise ValueError(f"unsupported PNG: depth {depth}, colour type {colour}, interlace {interlace}")
+    channels = 4 if colour == 6 else 3
+    rows = _unfilter(zlib.decompress(b"".join(chunks)), width * channels, height, channels)
+    if channels == 4:
+        return Frame(width, height, bytes(rows))
+    rgba = bytearray(width * height * 4)
+    rgba[0::4], rgba[1::4], rgba[2::4] = rows[0::3], rows[1::3], rows[2::3]
+    rgba[3::4] = b"\xff" * (width * height)
+    return Frame(width, height, bytes(rgba))
+
+
+def _unfilter(raw: bytes, stride: int, height: int, bpp: int) -> bytearray:
+    out = bytearray(stride * height)
+    previous = bytearray(stride)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if kind == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 0xFF
+        elif kind == 2:
+            line = bytearray((a + b) & 0xFF for a, b in zip(line, previous))
+        elif kind == 3:
+            for i in range(stride):
+                left = line[i - bpp] if i >= bpp else 0
+                line[i] = (line[i] + ((left + previous[i]) >> 1)) & 0xFF
+        elif kind == 4:
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b, c = previous[i], previous[i - bpp] if i >= bpp else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
+        out[y * stride:(y + 1) * stride] = line
+        previous = line
+    return out

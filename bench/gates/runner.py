@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import traceback
 from pathlib import Path
 
 from . import command, grep
@@ -41,6 +42,7 @@ def run_check(check: dict, workspace: Path, plan: dict | None = None) -> dict:
         extra = rest[0] if rest else {}
     except Exception as exc:  # a check that crashes the grader fails, and says why
         passed, detail = False, f"check crashed: {type(exc).__name__}: {exc}"
+        traceback.print_exc(file=sys.stderr)  # into gate.log, for whoever fixes the check
     return {
         "name": check["name"], "kind": check["kind"], "gating": check.get("gating", True),
         "passed": passed, "detail": detail, "duration_s": round(time.monotonic() - started, 3), **extra,

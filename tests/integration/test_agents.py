@@ -1,0 +1,154 @@
+"""Real agent CLIs in real containers, offline: Claude Code against the scripted endpoint.
+
+Nothing inside the agent is mocked: the pinned `claude` executable runs headless in the
+agent container and talks HTTP to bench.model_endpoint in its sidecar over their shared
+loopback. The images (claude-code, codex) are built once, by `bench images build` in CI
+or by the first test that needs them, and shared by every test here.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.docker
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ROOT / "tests" / "fixtures" / "model-scripts"
+CREDENTIAL_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
+                        "CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+PLANTED = "sk-ant-test-PLANTED-7f3a9c1e5b2d4f6a8c0e"
+
+
+def bench_run(tmp_path: Path, *args: str, env: dict[str, str] | None = None, check_rc: int | None = 0):
+    """The real CLI with no model credentials but those a test plants."""
+    base = {k: v for k, v in os.environ.items() if k not in CREDENTIAL_VARIABLES}
+    done = subprocess.run([sys.executable, "-m", "bench.cli", *args], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=900, env={**base, "BENCH_ROOT": str(ROOT), "PYTHONPATH": str(ROOT), **(env or {})})
+    if check_rc is not None:
+        assert done.returncode == check_rc, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def trial(tmp_path: Path, label: str, case: str = "hello") -> Path:
+    return tmp_path / "results" / label / case / "default" / "trial-1"
+
+
+def result(tmp_path: Path, label: str) -> dict:
+    return json.loads((trial(tmp_path, label) / "result.json").read_text())
+
+
+def endpoint_usage(trial_dir: Path) -> dict[str, int]:
+    """Token totals the scripted server itself reported, from its request log."""
+    totals: dict[str, int] = {}
+    for line in (trial_dir / "endpoint.log").read_text().splitlines():
+        if line.startswith("{") and (entry := json.loads(line)).get("usage"):
+            for key, value in entry["usage"].items():
+                totals[key] = totals.get(key, 0) + value
+    return totals
+
+
+def test_claude_code_solves_hello_under_a_script(docker_client, tmp_path):
+    bench_run(tmp_path, "run", "hello", "--agent", "claude-code", "--model-script", str(SCRIPTS / "hello-solve.toml"),
+              "--label", "solve")
+    done = result(tmp_path, "solve")
+    assert done["verdict"] == "PASS", done["reason"]
+    assert done["agent_status"] == "completed" and done["session_id"]
+    served = endpoint_usage(trial(tmp_path, "solve"))
+    assert served == {"input_tokens": 4400, "output_tokens": 125, "cache_creation_input_tokens": 300,
+                      "cache_read_input_tokens": 600}
+    assert {key: int(done["usage"][key]) for key in served} == served
+    assert done["usage"]["turns"] == 3 and done["usage"]["cost_usd"] > 0
+    events = [json.loads(line) for line in (trial(tmp_path, "solve") / "transcript.jsonl").read_text().splitlines()]
+    assert events[0]["type"] == "system" and events[-1]["type"] == "result"
+    _provenance_names_the_real_binary(docker_client, trial(tmp_path, "solve"), events[0]["claude_code_version"])
+
+
+def _provenance_names_the_real_binary(client, trial_dir: Path, version: str) -> None:
+    provenance = json.loads((trial_dir / "provenance.json").read_text())
+    agent, image = provenance["agent"], provenance["images"]["agent"]
+    assert agent["name"] == "claude-code" and agent["version"] == version
+    assert agent["model"].startswith("scripted:sha256:")
+    out = client.containers.run(image["id"], ["sha256sum", "/opt/agent/claude-code/claude"], remove=True,
+                                network_mode="none", labels={"bench.harness": "hermetic-bench"})
+    assert out.decode().split()[0] == agent["binary_sha256"]
+
+
+def test_claude_code_gives_up_under_another_script(docker_client, tmp_path):
+    bench_run(tmp_path, "run", "hello", "--agent", "claude-code", "--model-script",
+              str(SCRIPTS / "hello-give-up.json"), "--label", "give-up")
+    done = result(tmp_path, "give-up")
+    assert done["verdict"] == "FAIL" and done["reason"].startswith("check 'hello.txt exists'")
+    assert done["agent_status"] == "completed"
+    assert (done["usage"]["input_tokens"], done["usage"]["output_tokens"]) == (900, 15)
+    assert endpoint_usage(trial(tmp_path, "give-up"))["input_tokens"] == 900
+
+
+def test_a_planted_key_is_never_recorded(docker_client, tmp_path):
+    bench_run(tmp_path, "run", "hello", "--agent", "claude-code", "--model-script", str(SCRIPTS / "leak-key.json"),
+              "--label", "leak", env={"ANTHROPIC_API_KEY": PLANTED})
+    trial_dir = trial(tmp_path, "leak")
+    assert result(tmp_path, "leak")["verdict"] == "PASS"
+    needle = PLANTED.encode()
+    walked = 0
+    for path in (tmp_path / "results" / "leak").rglob("*"):
+        if path.is_file():
+            walked += 1
+            assert needle not in path.read_bytes(), f"{path} holds the key"
+            assert needle.decode() not in path.name
+    assert walked >= 8
+    with tarfile.open(trial_dir / "workspace.tar") as archive:
+        members = {m.name: m for m in archive}
+        assert "workspace/name-[REDACTED:ANTHROPIC_API_KEY].txt" in members
+        leaked = archive.extractfile(members["workspace/leak.txt"]).read()
+        for member in members.values():
+            assert needle not in (archive.extractfile(member).read() if member.isfile() else b"")
+    # The key really reached the agent (so the absence above is redaction, not luck).
+    assert leaked == b"[REDACTED:ANTHROPIC_API_KEY]\n"
+    assert "key=[REDACTED:ANTHROPIC_API_KEY]" in (trial_dir / "transcript.jsonl").read_text()
+
+
+def test_a_hanging_cli_is_killed_at_the_timeout(docker_client, tmp_path):
+    bench_run(tmp_path, "run", "hello", "--agent", "claude-code", "--model-script", str(SCRIPTS / "hang.json"),
+              "--timeout", "6", "--label", "hang")
+    done = result(tmp_path, "hang")
+    assert done["verdict"] == "FAIL" and done["reason"].startswith("timeout")
+    assert done["agent_status"] == "timeout" and done["timed_out"] is True
+    assert 6 <= done["phases"]["agent"] < 40
+    left = docker_client.containers.list(all=True, filters={"label": f"bench.run={done['run_id']}"})
+    assert left == [], [c.labels for c in left]
+    assert "turn" in (trial(tmp_path, "hang") / "endpoint.log").read_text()  # the CLI did reach the sidecar
+
+
+def test_command_one_liner_solves_hello_with_a_redacted_credential(docker_client, tmp_path):
+    one_liner = 'cd {workspace} && echo "token=$BENCH_TEST_TOKEN" && echo "Hello, world!" > hello.txt'
+    bench_run(tmp_path, "run", "hello", "--agent", "command", "--agent-cmd", one_liner, "--agent-env",
+              "BENCH_TEST_TOKEN", "--label", "cmd", env={"BENCH_TEST_TOKEN": "token-PLANTED-0123456789"})
+    assert result(tmp_path, "cmd")["verdict"] == "PASS"
+    assert "token=[REDACTED:BENCH_TEST_TOKEN]" in (trial(tmp_path, "cmd") / "transcript.log").read_text()
+
+
+def test_missing_credentials_stop_before_anything_is_built(tmp_path):
+    done = bench_run(tmp_path, "run", "hello", "--agent", "claude-code", "--label", "none", check_rc=2)
+    assert "ANTHROPIC_API_KEY" in done.stderr and "--agent oracle" in done.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_codex_image_runs_its_pinned_binary(docker_client):
+    from bench.agents.layer import installed
+    from bench.images import Images
+    from bench.paths import Project
+
+    image = Images(docker_client, Project(ROOT)).ensure("codex")
+    record = installed(docker_client, image)
+    out = docker_client.containers.run(image.id, ["sh", "-c", "codex --version; sha256sum /opt/agent/codex/bin/codex"],
+                                       remove=True, network_mode="none", user="1000:1000",
+                                       labels={"bench.harness": "hermetic-bench"}).decode()
+    assert f"codex-cli {record.version}" in out
+    assert record.binary_sha256 in out

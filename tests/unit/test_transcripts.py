@@ -1,0 +1,203 @@
+"""Usage from stored transcripts, the scripted endpoint's protocol, redaction, adapter plans (no engine)."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from bench.agents import AgentOptions, make_agent
+from bench.errors import UsageError
+from bench.model_endpoint import ScriptError, load_script, serve
+from bench.redact import redact_tree
+from bench.transcripts import claude_report, codex_report
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TRANSCRIPTS = FIXTURES / "transcripts"
+SCRIPTS = FIXTURES / "model-scripts"
+
+
+def test_claude_completed_run_sums_every_turn():
+    report = claude_report(TRANSCRIPTS / "claude-code-completed.jsonl")
+    assert report.status == "completed"
+    assert report.session_id == "1b0a529b-13c7-4b5f-8fe3-8cf6c01c7f1c"
+    # hello-solve.toml's three turns: input 1200 + 1500 + 1700, output 40 + 60 + 25,
+    # cache creation 300 + 0 + 0, cache reads 0 + 300 + 300.
+    assert report.usage == {"turns": 3, "input_tokens": 4400, "output_tokens": 125,
+                            "cache_creation_input_tokens": 300, "cache_read_input_tokens": 600,
+                            "cost_usd": 0.02172, "duration_s": 0.31}
+
+
+def test_claude_run_stopped_by_max_turns_is_capped():
+    report = claude_report(TRANSCRIPTS / "claude-code-capped.jsonl")
+    assert report.status == "capped"
+    assert report.usage["turns"] == 2
+    assert (report.usage["input_tokens"], report.usage["output_tokens"]) == (1200, 40)
+
+
+def test_claude_run_killed_before_its_result_is_a_timeout_or_an_error():
+    path = TRANSCRIPTS / "claude-code-timeout.jsonl"
+    assert claude_report(path, timed_out=True).status == "timeout"
+    report = claude_report(path)
+    assert report.status == "error"
+    assert report.usage == {"turns": 0}
+    assert report.session_id == "43abff71-55be-4f9a-acb3-335b8a15b9dd"
+
+
+def test_missing_transcript_is_an_error_not_a_crash(tmp_path):
+    assert claude_report(tmp_path / "absent.jsonl").status == "error"
+    assert codex_report(tmp_path / "absent.jsonl").status == "error"
+
+
+def test_codex_usage_and_recovered_errors():
+    report = codex_report(TRANSCRIPTS / "codex-completed.jsonl")
+    assert report.status == "completed"  # the "Reconnecting..." error event was recovered from
+    assert report.session_id == "0199a213-81c0-7800-8aa1-bbab2a035a53"
+    assert report.usage == {"turns": 1, "input_tokens": 8120, "output_tokens": 212, "cache_read_input_tokens": 6400}
+
+
+def test_codex_failed_turn_is_an_error(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"type":"thread.started","thread_id":"t"}\nnot json\n{"type":"turn.failed","error":{"message":"x"}}\n')
+    assert codex_report(path).status == "error"
+
+
+# --- the scripted endpoint ---------------------------------------------------------------
+
+
+def test_example_scripts_load_and_bad_ones_name_the_turn(tmp_path):
+    assert [t.get("tool") for t in load_script(SCRIPTS / "hello-solve.toml")] == ["Bash", "Write", None]
+    assert len(load_script(SCRIPTS / "hello-give-up.json")) == 1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"text": "ok"}, {"tool": "Write", "input": {}, "usage": {"input_tokens": "many"}}]))
+    with pytest.raises(ScriptError, match="turn 2: `usage`"):
+        load_script(bad)
+    bad.write_text(json.dumps([{"txt": "typo"}]))
+    with pytest.raises(ScriptError, match="unknown field"):
+        load_script(bad)
+
+
+def _post(port: int, body: dict) -> bytes:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/messages?beta=true", json.dumps(body).encode(),
+                                     {"content-type": "application/json", "x-api-key": "k"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.read()
+
+
+def test_endpoint_streams_tool_calls_then_text_and_side_calls_do_not_advance(capsys):
+    server = serve(load_script(SCRIPTS / "hello-solve.toml"), 0)
+    port = server.server_address[1]
+    try:
+        tools = [{"name": "Write"}]
+        sse = _post(port, {"stream": True, "tools": tools, "messages": [{"role": "user", "content": "hi"}]}).decode()
+        names = [line[len("event: "):] for line in sse.splitlines() if line.startswith("event: ")]
+        assert names[0] == "message_start" and names[-2:] == ["message_delta", "message_stop"]
+        data = [json.loads(line[len("data: "):]) for line in sse.splitlines() if line.startswith("data: ")]
+        tool_start = next(d for d in data if d["type"] == "content_block_start" and d["content_block"]["type"] == "tool_use")
+        assert tool_start["content_block"]["name"] == "Bash"
+        deltas = [d["delta"] for d in data if d["type"] == "content_block_delta"]
+        assert json.loads(deltas[-1]["partial_json"])["command"] == "ls -la /workspace"
+        assert data[0]["message"]["usage"]["input_tokens"] == 1200 and data[-2]["usage"]["output_tokens"] == 40
+        side = json.loads(_post(port, {"messages": [{"role": "user", "content": "title?"}]}))
+        assert side["content"] == [{"type": "text", "text": "OK"}]
+        history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a"},
+                   {"role": "user", "content": "r"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "r"}]
+        final = json.loads(_post(port, {"tools": tools, "messages": history}))
+        assert final["stop_reason"] == "end_turn" and "hello.txt" in final["content"][0]["text"]
+    finally:
+        server.shutdown()
+    assert '"x-api-key"' not in capsys.readouterr().out  # the log never holds headers
+
+
+# --- redaction ---------------------------------------------------------------------------
+
+
+def test_redaction_reaches_text_json_and_tar_members(tmp_path):
+    secret = 'sk-ant-test-PLANTED-"quoted"-0123456789'
+    (tmp_path / "log.txt").write_text(f"key={secret}\n")
+    (tmp_path / "t.jsonl").write_text(json.dumps({"out": secret}) + "\n")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name, data in ((f"workspace/{secret[:20]}.txt", secret.encode() * 3), ("workspace/ok.txt", b"fine\n")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    (tmp_path / "workspace.tar").write_bytes(buffer.getvalue())
+    (tmp_path / "clean.txt").write_text("nothing here\n")
+    changed = redact_tree(tmp_path, {"ANTHROPIC_API_KEY": secret, "SHORT_PREFIX": secret[:20]})
+    assert {p.name for p in changed} == {"log.txt", "t.jsonl", "workspace.tar"}
+    for path in tmp_path.iterdir():
+        assert secret[:20].encode() not in path.read_bytes()
+    assert "[REDACTED:ANTHROPIC_API_KEY]" in (tmp_path / "log.txt").read_text()
+    assert json.loads((tmp_path / "t.jsonl").read_text())["out"] == "[REDACTED:ANTHROPIC_API_KEY]"
+    with tarfile.open(tmp_path / "workspace.tar") as archive:
+        members = {m.name: archive.extractfile(m).read() for m in archive}
+    assert members["workspace/[REDACTED:SHORT_PREFIX].txt"] == b"[REDACTED:ANTHROPIC_API_KEY]" * 3
+    assert members["workspace/ok.txt"] == b"fine\n"
+
+
+# --- adapters ----------------------------------------------------------------------------
+
+
+def test_claude_code_needs_credentials_or_a_script(monkeypatch):
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(UsageError, match="ANTHROPIC_API_KEY.*--agent oracle"):
+        make_agent("claude-code")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "short")
+    with pytest.raises(UsageError, match="shorter than 8"):
+        make_agent("claude-code")
+
+
+def test_claude_code_plans(monkeypatch):
+    from bench.cases import load_case
+    from bench.paths import Project
+
+    case = load_case(Project(FIXTURES.parents[1]), "hello")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+    real = make_agent("claude-code", options=AgentOptions(model="claude-sonnet-4-5", max_turns=7)).plan(case, "default")
+    assert real.network == "bridge" and real.endpoint is None
+    assert real.secrets == {"ANTHROPIC_API_KEY": "sk-ant-test-0123456789"}
+    assert "ANTHROPIC_API_KEY" not in real.env
+    for flag in ("--max-turns 7", "--model claude-sonnet-4-5", "--dangerously-skip-permissions",
+                 "--output-format stream-json --verbose"):
+        assert flag in real.command[-1]
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    scripted = make_agent("claude-code", options=AgentOptions(model_script=SCRIPTS / "hello-solve.toml"))
+    plan = scripted.plan(case, "default")
+    assert plan.endpoint is not None and plan.env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:8765"
+    assert plan.secrets == {} and f"--max-turns {case.spec.limits.max_turns}" in plan.command[-1]
+    assert scripted.record().model.startswith("scripted:sha256:")
+
+
+def test_codex_plan_and_refusals(monkeypatch):
+    from bench.cases import load_case
+    from bench.paths import Project
+
+    case = load_case(Project(FIXTURES.parents[1]), "hello")
+    monkeypatch.delenv("CODEX_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(UsageError, match="CODEX_API_KEY"):
+        make_agent("codex")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+    with pytest.raises(UsageError, match="Responses API"):
+        make_agent("codex", options=AgentOptions(model_script=SCRIPTS / "hello-solve.toml"))
+    plan = make_agent("codex", options=AgentOptions(model="gpt-5")).plan(case, "default")
+    assert plan.secrets == {"OPENAI_API_KEY": "sk-test-0123456789", "CODEX_API_KEY": "sk-test-0123456789"}
+    for flag in ("exec --json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-m gpt-5"):
+        assert flag in plan.command[-1]
+
+
+def test_command_agent_env_and_network(monkeypatch):
+    monkeypatch.delenv("BENCH_TEST_TOKEN", raising=False)
+    with pytest.raises(UsageError, match="BENCH_TEST_TOKEN"):
+        make_agent("command", "true", AgentOptions(env=["BENCH_TEST_TOKEN"]))
+    monkeypatch.setenv("BENCH_TEST_TOKEN", "token-0123456789")
+    agent = make_agent("command", "true", AgentOptions(env=["BENCH_TEST_TOKEN"], network=True))
+    plan = agent.plan(None, "default")
+    assert plan.secrets == {"BENCH_TEST_TOKEN": "token-0123456789"} and plan.network == "bridge"
+    assert make_agent("command", "true").plan(None, "default").network == "none"
