@@ -33,12 +33,13 @@ from docker.errors import ImageNotFound
 
 from .cases import load_toml
 from .engine import HARNESS_LABEL, HOST_LABEL, PID_LABEL, engine_faults
-from .errors import InfrastructureError, UsageError
+from .errors import CaseError, InfrastructureError, UsageError
 from .hashing import combine, filesystem_digest, sha256_file, tree_digest
 from .models import ImageLock, ImageRecord, ImageSpec, LockEntry
 from .paths import Project
 
 BASE = "base"
+SHARED = "_shared"
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 ENV_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 Log = Callable[[str], None]
@@ -72,11 +73,23 @@ class Images:
         """What the tag is derived from: the image folder, its parent's ID, the CA bundle."""
         spec = self.spec(name)
         parts = {"context": tree_digest(self.project.image_dir(name))}
+        parts.update({f"shared/{file}": sha256_file(path) for file, path in self.shared_files(name).items()})
         if spec.parent:
             parts["parent"] = self.ensure(spec.parent).id
         if (ca := self.ca_for(spec)) and spec.parent:
             parts["ca"] = sha256_file(ca)
         return combine(parts)
+
+    def shared_files(self, name: str) -> dict[str, Path]:
+        """Helper files several images use (images/_shared/), so each is written once."""
+        files = {}
+        for file in self.spec(name).shared:
+            path = self.project.images / SHARED / file
+            if not path.is_file():
+                raise CaseError(self.project.image_dir(name) / "image.toml", "shared",
+                                f"{path} does not exist", f"add it under images/{SHARED}/ or drop it")
+            files[file] = path
+        return files
 
     def ca_for(self, spec: ImageSpec) -> Path | None:
         """The bundle a build trusts: --ca-bundle, else the host's own where the image says needs_ca.
@@ -96,7 +109,7 @@ class Images:
         if name in self._resolved and not force:
             return self._resolved[name]
         tag = self.tag(name)
-        image = None if force else self._find(tag)
+        image = None if force else self.find(tag)
         if image is None:
             self.log(f"building image {name} as {tag}")
             image = self._build(name, tag)
@@ -107,7 +120,8 @@ class Images:
         self._resolved[name] = record
         return record
 
-    def _find(self, tag: str):
+    def find(self, tag: str):
+        """The image with this tag, or None."""
         with engine_faults(f"looking up image {tag}"):
             try:
                 return self.client.images.get(tag)
@@ -168,12 +182,19 @@ class Images:
         with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp:
             context = Path(tmp) / "context"
             shutil.copytree(self.project.image_dir(name), context, symlinks=True)
+            for file, path in self.shared_files(name).items():
+                shutil.copy2(path, context / file)
             ca_file = context / "bench-ca.crt"
             ca = self.ca_for(spec)
             ca_file.write_bytes(ca.read_bytes() if ca else b"")
+            return self.run_build(name, path=str(context), tag=tag, nocache=nocache, buildargs={"PARENT": parent.tag})
+
+    def run_build(self, name: str, tag: str, labels: dict[str, str] | None = None, **build: object):
+        """One `docker build` with the harness's labels, its output streamed to the log."""
+        with engine_faults(f"building image {name}"):
             stream = self.client.api.build(
-                path=str(context), tag=tag, rm=True, forcerm=True, pull=False, decode=True, nocache=nocache,
-                buildargs={"PARENT": parent.tag}, labels={HARNESS_LABEL: "hermetic-bench", "bench.image": name},
+                tag=tag, rm=True, forcerm=True, pull=False, decode=True,
+                labels={HARNESS_LABEL: "hermetic-bench", "bench.image": name, **(labels or {})}, **build,
             )
             for chunk in stream:
                 if "error" in chunk:

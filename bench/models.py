@@ -282,6 +282,9 @@ class ImageSpec(Strict):
     """How one pinned image is made: from Debian packages (base) or a Dockerfile on a parent."""
 
     parent: str | None = Field(None, description="Image this one builds FROM (Dockerfile kind).")
+    shared: list[str] = Field(
+        default_factory=list, description="Files from images/_shared/ copied into the build context."
+    )
     suite: str = "bookworm"
     mirror: str = "http://deb.debian.org/debian"
     variant: str = "minbase"

@@ -100,7 +100,8 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     subjects = Subjects(project, images, request.subject, ca_bundle(request.ca_bundle))
     harness = prepare(paths.harness_dir)
     context = RunContext(client, secrets.token_hex(6), paths.label, harness,
-                         EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat)
+                         EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat,
+                         ca=ca_bundle(request.ca_bundle))
     try:
         resolved = {case.id: resolve_agent_images(images, _resolve_images(images, case, subjects), list(agents.values()))
                     for case in cases}

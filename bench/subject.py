@@ -30,7 +30,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .engine import HARNESS_LABEL, engine_faults
 from .errors import InfrastructureError, UsageError
 from .hashing import combine, sha256_file
 from .harness import git_state
@@ -190,35 +189,22 @@ def project_image(images: Images, subject: Subject) -> ImageRecord:
                    "subject": subject.record.tarball_sha256})
     name = f"{subject.image}-project"
     tag = f"bench/{name}:{key.split(':')[1][:16]}"
-    client = images.client
-    with engine_faults(f"looking up image {tag}"):
-        found = client.images.list(name=tag)
-    if not found:
+    image = images.find(tag)
+    if image is None:
         images.log(f"building image {name} as {tag} with {subject.record.origin}")
-        _build_project(images, subject, tag, parent.tag, images.ca_for(spec))
+        image = _build_project(images, subject, tag, parent.tag, images.ca_for(spec))
         images.built.append(name)
-        with engine_faults(f"looking up image {tag}"):
-            found = client.images.list(name=tag)
-    return ImageRecord(name=name, tag=tag, id=found[0].id)
+    return ImageRecord(name=name, tag=tag, id=image.id)
 
 
-def _build_project(images: Images, subject: Subject, tag: str, parent_tag: str, ca: Path | None) -> None:
+def _build_project(images: Images, subject: Subject, tag: str, parent_tag: str, ca: Path | None):
     with tempfile.TemporaryDirectory(prefix="bench-project-") as tmp:
         context = Path(tmp) / "context"
         shutil.copytree(images.project.image_dir(subject.image), context, symlinks=True)
         shutil.copyfile(subject.tarball, context / "subject.tgz")
         (context / "bench-ca.crt").write_bytes(ca.read_bytes() if ca else b"")
-        labels = {HARNESS_LABEL: "hermetic-bench", "bench.image": f"{subject.image}-project",
-                  "bench.subject-sha256": subject.record.tarball_sha256}
-        with engine_faults(f"building the {subject.image} project image"):
-            stream = images.client.api.build(path=str(context), dockerfile="project.Dockerfile", tag=tag, rm=True,
-                                             forcerm=True, pull=False, decode=True, buildargs={"PARENT": parent_tag},
-                                             labels=labels)
-            for chunk in stream:
-                if "error" in chunk:
-                    raise InfrastructureError(f"building the {subject.image} project image failed: {chunk['error'].strip()}")
-                if line := chunk.get("stream", "").rstrip():
-                    images.log(line)
+        return images.run_build(f"{subject.image}-project", tag, labels={"bench.subject-sha256": subject.record.tarball_sha256},
+                         path=str(context), dockerfile="project.Dockerfile", buildargs={"PARENT": parent_tag})
 
 
 class Subjects:

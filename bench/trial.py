@@ -35,6 +35,7 @@ from .models import (ArmSpec, CaseRecord, CheckResult, EngineRecord, ImageRecord
                      SubjectRecord, TrialResult, Verdict, utcnow)
 from .paths import TrialPaths
 from .redact import redact_tree
+from .trust import CONTAINER_PATH as CA_IN_CONTAINER, container_env
 from .sandbox import ExportTooLarge, Sandbox, SandboxSpec, tar_tree
 from . import seat as seats
 
@@ -56,6 +57,7 @@ class RunContext:
     command_line: list[str]
     cancel: threading.Event = field(default_factory=threading.Event)
     seat: str | None = None  # the run's --seat (software / gpu), stamped on every record
+    ca: Path | None = None  # --ca-bundle: trusted by agent containers that get a network
 
 
 @dataclass
@@ -204,9 +206,13 @@ def run_agent(run: RunContext, trial: TrialSpec, plan: AgentPlan, staged: ImageR
     layers, files = stage_layers(trial.case, trial.arm.context) if staged is None else ([], {})
     layers += [(inside.lstrip("/"), host) for inside, host in plan.trees.items()]
     with _agent_network(run, trial, plan) as network:
+        trust = run.ca is not None and network not in ("none",) and not network.startswith("container:")
+        if trust:
+            files = {**files, CA_IN_CONTAINER.lstrip("/"): run.ca.read_bytes()}
         spec = SandboxSpec(
             image=(staged or trial.images["agent"]).id, command=plan.command, limits=trial.limits,
-            env={**plan.env, **plan.secrets}, network=network, labels=run_labels(run.run_id, **{ROLE_LABEL: "agent"}),
+            env={**plan.env, **(container_env() if trust else {}), **plan.secrets}, network=network,
+            labels=run_labels(run.run_id, **{ROLE_LABEL: "agent"}),
         )
         with Sandbox(run.client, spec) as box:
             if layers or files:

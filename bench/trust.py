@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .errors import UsageError
 
-CONTAINER_PATH = "/etc/ssl/certs/bench-extra-ca.crt"
+CONTAINER_PATH = "/opt/bench/ca-bundle.crt"  # under /opt/bench, so no system folder changes owner
 CLIENT_VARIABLES = ("SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "PIP_CERT", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
 
 

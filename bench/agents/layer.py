@@ -18,7 +18,7 @@ import tarfile
 
 import docker
 
-from ..engine import HARNESS_LABEL, engine_faults
+from ..engine import engine_faults
 from ..errors import InfrastructureError
 from ..hashing import combine
 from ..images import Images
@@ -64,7 +64,7 @@ def derive(images: Images, layer: str, cli: ImageRecord, workspace: ImageRecord)
     """The workspace image with /opt/agent/<layer> copied from the CLI image; built only when its tag is missing."""
     name = f"{layer}-on-{workspace.name}"
     tag = f"bench/{name}:{combine({'cli': cli.id, 'workspace': workspace.id}).split(':')[1][:16]}"
-    image = _find(images.client, tag)
+    image = images.find(tag)
     if image is None:
         images.log(f"building image {name} as {tag} ({layer} CLI on {workspace.name})")
         image = _build(images, name, tag, _dockerfile(layer, cli, workspace, images.client))
@@ -92,25 +92,7 @@ def _build(images: Images, name: str, tag: str, dockerfile: str):
         info.size = len(dockerfile.encode())
         archive.addfile(info, io.BytesIO(dockerfile.encode()))
     context.seek(0)
-    with engine_faults(f"building image {name}"):
-        stream = images.client.api.build(
-            fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False, decode=True,
-            labels={HARNESS_LABEL: "hermetic-bench", "bench.image": name},
-        )
-        for chunk in stream:
-            if "error" in chunk:
-                raise InfrastructureError(f"building image {name} failed: {chunk['error'].strip()}")
-            if line := chunk.get("stream", "").rstrip():
-                images.log(line)
-        return images.client.images.get(tag)
-
-
-def _find(client: docker.DockerClient, tag: str):
-    with engine_faults(f"looking up image {tag}"):
-        try:
-            return client.images.get(tag)
-        except docker.errors.ImageNotFound:
-            return None
+    return images.run_build(name, tag, fileobj=context, custom_context=True)
 
 
 def _labels(client: docker.DockerClient, image_id: str) -> dict[str, str]:

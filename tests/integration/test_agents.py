@@ -8,7 +8,6 @@ or by the first test that needs them, and shared by every test here.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess

@@ -115,7 +115,6 @@ def test_interrupted_run_leaves_no_container_and_an_honest_record(docker_client,
     import signal
     import subprocess
     import sys
-    import time
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.cli", "run", "hello", "--agent", "command", "--agent-cmd", "sleep 60",
@@ -155,3 +154,18 @@ def test_setup_is_staged_once_per_case_and_arm_and_reused(docker_client, bench, 
         staged_ids.add(json.loads((trial / "provenance.json").read_text())["images"]["staged"]["id"])
     assert len(staged_ids) == 1
     docker_client.images.remove(staged_ids.pop(), force=True)
+
+
+def test_ca_bundle_reaches_agents_that_get_a_network_only(docker_client, bench, tmp_path):
+    bundle = tmp_path / "corp-ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\nBENCH-TEST-CA\n-----END CERTIFICATE-----\n")
+    show = 'echo "ssl=$SSL_CERT_FILE node=$NODE_EXTRA_CA_CERTS"; cat "$SSL_CERT_FILE" 2>/dev/null || echo NO-BUNDLE'
+    bench("run", "hello", "--agent", "command", "--agent-cmd", show, "--agent-network", "--ca-bundle", str(bundle),
+          "--label", "ca-net", check_rc=0)
+    networked = (trial_dir(tmp_path, "ca-net") / "transcript.log").read_text()
+    assert "ssl=/opt/bench/ca-bundle.crt node=/opt/bench/ca-bundle.crt" in networked
+    assert "BENCH-TEST-CA" in networked
+    bench("run", "hello", "--agent", "command", "--agent-cmd", show, "--ca-bundle", str(bundle),
+          "--label", "ca-none", check_rc=0)
+    offline = (trial_dir(tmp_path, "ca-none") / "transcript.log").read_text()
+    assert "NO-BUNDLE" in offline and "BENCH-TEST-CA" not in offline

@@ -145,7 +145,6 @@ def test_bad_regions_and_sizes():
 
 
 def _png(frame: Frame, alpha: bool) -> bytes:
-    channels = 4 if alpha else 3
     raw = b""
     for y in range(frame.height):
         row = frame.data[y * frame.width * 4:(y + 1) * frame.width * 4]
