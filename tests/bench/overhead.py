@@ -197,7 +197,7 @@ class Floor:
 
 
 def harness_block(project: Project, results: Path, label: str, trials: int) -> dict:
-    request = RunRequest(cases=[CASE], agent=AGENT, trials=trials, label=label, results=results,
+    request = RunRequest(cases=[CASE], agent=AGENT, trials=trials, label=label, results=results, concurrency=1,
                          command_line=["overhead.py", label])
     started = time.perf_counter()
     outcome = execute(request, project, say=lambda line: None)
