@@ -16,7 +16,8 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import CaseError, UsageError
 from .hashing import tree_digest
-from .models import CaseSpec, GateSpec
+from .gatespec import GateSpec
+from .models import CaseSpec
 from .paths import Project
 
 M = TypeVar("M", bound=BaseModel)

@@ -5,7 +5,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .models import PUBLISHED
+from .gatespec import GateSpec
+from .models import (CaseSpec, ImageLock, ImageSpec, Manifest, Provenance, RunRecord, Summary,
+                     TrialResult)
+
+PUBLISHED = {
+    "case": CaseSpec,
+    "gate": GateSpec,
+    "image": ImageSpec,
+    "result": TrialResult,
+    "provenance": Provenance,
+    "manifest": Manifest,
+    "summary": Summary,
+    "images-lock": ImageLock,
+    "run": RunRecord,
+}
 
 
 def rendered() -> dict[str, str]:

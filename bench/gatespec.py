@@ -1,0 +1,206 @@
+"""gate.toml: the withheld checks, one model per check kind and per pixel predicate.
+
+Kept apart from the records in models.py because this is the richest file a case
+author writes: every field carries the description the published JSON Schema shows,
+and the host validates it all before a plan reaches the stdlib-only grader.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, field_validator, model_validator
+
+from .models import Strict
+
+class CheckBase(Strict):
+    name: str = Field(description="Shown in results and per-check pass counts.")
+    gating: bool = Field(True, description="False: reported, but does not decide the verdict.")
+
+
+class CommandCheck(CheckBase):
+    """Run a shell command in the workspace; its exit code and output decide."""
+
+    kind: Literal["command"]
+    run: str = Field(description="Shell command, run with `sh -c` in /workspace.")
+    expect_exit: int = 0
+    stdout_matches: list[str] = Field(default_factory=list, description="Regexes stdout must match.")
+    stderr_matches: list[str] = Field(default_factory=list, description="Regexes stderr must match.")
+    timeout_s: int = Field(120, ge=1)
+
+
+class GrepCheck(CheckBase):
+    """A regex must (or must not) match in the files a glob selects."""
+
+    kind: Literal["grep"]
+    files: list[str] = Field(min_length=1, description="Globs relative to the workspace (** allowed).")
+    pattern: str
+    must_match: bool = Field(True, description="False: the pattern must match nowhere.")
+
+    @field_validator("pattern")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+
+Region = tuple[float, float, float, float]
+
+
+class PredicateBase(Strict):
+    name: str = Field(description="Shown in the verdict with the numbers it decided on.")
+    region: Region = Field((0.0, 0.0, 1.0, 1.0), description="x0, y0, x1, y1 as fractions of the frame.")
+
+    @field_validator("region", "against", check_fields=False)
+    @classmethod
+    def _box(cls, value: Region) -> Region:
+        x0, y0, x1, y1 = value
+        if not (0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1):
+            raise ValueError(f"region {list(value)} is not 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1")
+        return value
+
+    @field_validator("rules", check_fields=False)
+    @classmethod
+    def _rules(cls, value: list[str]) -> list[str]:
+        from .gates.pixels import parse_rule
+
+        for text in value:
+            parse_rule(text)
+        return value
+
+    def frame_names(self) -> list[str]:
+        return [name for f in ("frame", "frames", "baseline") for name in _as_list(getattr(self, f, None))]
+
+
+def _as_list(value: str | list[str] | None) -> list[str]:
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
+class RegionPredicate(PredicateBase):
+    """The region's mean colour satisfies every rule (r>110, r>1.7g, b>r+30); negate: not all."""
+    kind: Literal["region"]
+    frame: str
+    rules: list[str] = Field(min_length=1)
+    negate: bool = False
+
+
+class ContrastPredicate(PredicateBase):
+    """sum(mean RGB of region) - sum(mean RGB of against) > min."""
+    kind: Literal["contrast"]
+    frame: str
+    against: Region
+    min: float
+
+
+class StillPredicate(PredicateBase):
+    """Every consecutive pair of frames differs by a mean absolute difference < max."""
+    kind: Literal["still"]
+    frames: list[str] = Field(min_length=2)
+    max: float
+
+
+class DifferPredicate(PredicateBase):
+    """frames[0] vs frames[1] differ by > min (and by > times x the baseline pair's difference)."""
+    kind: Literal["differ"]
+    frames: list[str] = Field(min_length=2, max_length=2)
+    min: float
+    baseline: list[str] | None = Field(None, min_length=2, max_length=2)
+    times: float = 1.0
+
+
+class CentroidPredicate(PredicateBase):
+    """The centroid of the pixels matching rules moves along axis by > moves_min (fraction), then settles."""
+    kind: Literal["centroid"]
+    series: str = Field(description="A `sample` step's name: its frames in order.")
+    rules: list[str] = Field(min_length=1)
+    axis: Literal["x", "y"] = "y"
+    moves_min: float
+    settles_max: float = 1.0
+    min_share: float = 0.001
+
+
+class ProfilePredicate(PredicateBase):
+    """Brightness along axis inside region swings by > peak_to_peak_min with >= crossings_min band crossings."""
+    kind: Literal["profile"]
+    frame: str
+    axis: Literal["x", "y"] = "x"
+    peak_to_peak_min: float
+    crossings_min: int = 2
+
+
+Predicate = Annotated[Union[RegionPredicate, ContrastPredicate, StillPredicate, DifferPredicate,
+                            CentroidPredicate, ProfilePredicate], Field(discriminator="kind")]
+ACTIONS = ("capture", "sample", "wait_ms", "press", "click", "drag", "reload", "fresh_load")
+
+
+class Step(Strict):
+    """One action of a browser check, in order; exactly one action field per step."""
+
+    capture: str | None = Field(None, description="Capture a frame under this name.")
+    sample: str | None = Field(None, description="Capture `count` frames `every_ms` apart as <name>-0, <name>-1, ...")
+    count: int = Field(4, ge=2, le=20)
+    every_ms: int = Field(0, ge=0)
+    wait_ms: int | None = Field(None, ge=0, le=60000)
+    press: str | None = Field(None, description="A key, as Playwright names it: Space, Digit3, KeyA, ArrowLeft.")
+    click: tuple[float, float] | None = Field(None, description="x, y as fractions of the viewport (focuses a canvas).")
+    drag: Region | None = Field(None, description="x0, y0 -> x1, y1 as fractions of the viewport, left button.")
+    drag_steps: int = Field(12, ge=1, le=100)
+    reload: bool = Field(False, description="Reload the page, then wait until it is ready again.")
+    fresh_load: bool = Field(False, description="Close the page and open the URL in a new one (same storage).")
+
+    @model_validator(mode="after")
+    def _one_action(self) -> "Step":
+        chosen = [name for name in ACTIONS if getattr(self, name) not in (None, False)]
+        if len(chosen) != 1:
+            raise ValueError(f"a step takes exactly one of {', '.join(ACTIONS)}; got {chosen or 'none'}")
+        return self
+
+    def frame_names(self) -> list[str]:
+        if self.sample:
+            return [f"{self.sample}-{i}" for i in range(self.count)]
+        return [self.capture] if self.capture else []
+
+
+class BrowserCheck(CheckBase):
+    """Build and serve the project, drive it in Chromium at 1280x720@1, decide on pixel predicates."""
+
+    kind: Literal["browser"]
+    build: str | None = Field(None, description="Shell command run in /workspace first (e.g. `bunx shallot build`).")
+    build_timeout_s: int = Field(240, ge=1)
+    serve: str = Field(description="Folder, relative to the workspace, served as static files on 127.0.0.1.")
+    path: str = Field("/", description="URL path opened on the server.")
+    ready: Literal["signal-or-stable", "signal-or-structured"] = Field(
+        "signal-or-stable", description="Readiness: window.__harness.ready, else two identical structured frames "
+        "(stable) or the first structured frame (for scenes that move on their own).")
+    ready_timeout_s: int = Field(90, ge=1)
+    timeout_s: int = Field(300, ge=1, description="Wall clock for the whole check, build included.")
+    steps: list[Step] = Field(min_length=1)
+    predicates: list[Predicate] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _frames_exist(self) -> "BrowserCheck":
+        captured = {name for step in self.steps for name in step.frame_names()}
+        series = {step.sample for step in self.steps if step.sample}
+        for predicate in self.predicates:
+            wanted = [predicate.series] if isinstance(predicate, CentroidPredicate) else predicate.frame_names()
+            known = series if isinstance(predicate, CentroidPredicate) else captured
+            missing = [name for name in wanted if name not in known]
+            if missing:
+                raise ValueError(f"predicate {predicate.name!r} uses {missing}, which no step captures "
+                                 f"(captured: {sorted(captured)})")
+        return self
+
+
+Check = Annotated[Union[CommandCheck, GrepCheck, BrowserCheck], Field(discriminator="kind")]
+
+
+class GateSpec(Strict):
+    """goldens/<id>/gate.toml: the withheld checks. The agent never sees this file."""
+
+    image: str | None = Field(None, description="Grader image; defaults to the case's image.")
+    timeout_s: int = Field(600, ge=1, description="Wall clock for the whole grading container.")
+    checks: list[Check] = Field(min_length=1)
