@@ -1,4 +1,5 @@
-"""A scripted model endpoint: the Anthropic Messages API, answered from a script file.
+"""A scripted model endpoint: the Anthropic Messages API and the OpenAI Responses API,
+answered from one script file.
 
 Why it exists: to watch a *real* agent CLI run a real case offline, with nothing
 mocked inside the agent. The harness runs this server in a sidecar container with
@@ -21,14 +22,24 @@ either a tool call or a final text::
     text = "Done."
     delay_s = 0                       # optional: wait before answering (a hung model)
 
-Which turn answers a request is decided by the request alone: the number of assistant
-messages already in its conversation. Retries therefore get the same answer, and no
-state is kept. Requests without tools (the CLI's side calls: titles, summaries,
-quota probes) get a short text that does not advance the script. Once the script is
-exhausted, the last turn's text (or "Done.") is repeated as a final answer.
+Two dialects, chosen by the request path: ``/v1/messages`` (Anthropic Messages, for
+Claude Code) and ``/v1/responses`` (OpenAI Responses, for Codex). A turn means the same
+in both; in the Responses dialect ``tool`` is the function's name and ``input`` its JSON
+arguments (Codex's shell tool: ``tool = "exec_command"``, ``input = { cmd = "..." }``),
+and usage is reported as ``input_tokens``, ``output_tokens`` and
+``input_tokens_details.cached_tokens`` (the script's ``cache_read_input_tokens``; the
+Responses API has no cache-creation count).
 
-Each request is logged as one JSON line on stdout (path, turn, usage reported) and
-nothing else: never headers, never bodies, so no credential is printed.
+Which turn answers a request is decided by the request alone: the number of assistant
+messages (Messages) or function calls (Responses) already in its conversation.
+Retries therefore get the same answer, and no state is kept. Requests without tools
+(the CLI's side calls: titles, summaries, quota probes) get a short text that does not
+advance the script. Once the script is exhausted, the last turn's text (or "Done.") is
+repeated as a final answer.
+
+Each request is logged as one JSON line on stdout (path, turn, usage reported, in the
+Messages API's key names for both dialects) and nothing else: never headers, never
+bodies, so no credential is printed.
 """
 
 from __future__ import annotations
@@ -49,6 +60,7 @@ USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "c
 DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 SIDE_USAGE = {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 TURN_KEYS = {"text", "tool", "input", "usage", "delay_s"}
+CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call")
 
 
 class ScriptError(ValueError):
@@ -88,10 +100,26 @@ def _check_turn(path: Path, n: int, turn: object) -> dict:
 
 
 def choose(script: list[dict], request: dict) -> tuple[int | None, dict]:
-    """(turn number or None for a side call, the turn to answer with)."""
+    """(turn number or None for a side call, the turn to answer with), for a Messages request."""
     if not request.get("tools"):
         return None, {"text": "OK", "usage": SIDE_USAGE}
-    done = sum(1 for message in request.get("messages", []) if message.get("role") == "assistant")
+    return _pick(script, sum(1 for message in request.get("messages", []) if message.get("role") == "assistant"))
+
+
+def choose_response(script: list[dict], request: dict) -> tuple[int | None, dict]:
+    """The same choice for a Responses request, which counts the calls already made.
+
+    Function calls rather than assistant messages: a turn with text before its call
+    leaves two items in the history, but always exactly one call.
+    """
+    if not request.get("tools"):
+        return None, {"text": "OK", "usage": SIDE_USAGE}
+    items = request.get("input") if isinstance(request.get("input"), list) else []
+    return _pick(script, sum(1 for item in items if isinstance(item, dict) and item.get("type") in CALL_ITEMS))
+
+
+def _pick(script: list[dict], done: int) -> tuple[int, dict]:
+    """The next turn after ``done`` answered ones; past the end, a final answer repeating the last text."""
     if done < len(script):
         return done + 1, script[done]
     last = script[-1]
@@ -153,6 +181,77 @@ def _block_events(index: int, block: dict) -> list[tuple[str, dict]]:
     ]
 
 
+# --- the Responses dialect -------------------------------------------------------------
+
+
+def output_items(turn: dict, turn_no: int | None) -> list[dict]:
+    """The output items of a Responses answer: optional message, then the function call if any."""
+    n = turn_no or 0
+    items = []
+    if turn.get("text"):
+        items.append({"type": "message", "id": f"msg_bench_{n:04d}", "status": "completed", "role": "assistant",
+                      "content": [{"type": "output_text", "text": turn["text"], "annotations": []}]})
+    if "tool" in turn:
+        items.append({"type": "function_call", "id": f"fc_bench_{n:04d}", "call_id": f"call_bench_{n:04d}",
+                      "name": turn["tool"], "arguments": json.dumps(turn.get("input", {})), "status": "completed"})
+    return items
+
+
+def response_usage(turn: dict) -> dict:
+    """usage_of(turn) in the Responses API's shape (cached tokens are part of input_tokens there too)."""
+    usage = usage_of(turn)
+    return {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"],
+            "input_tokens_details": {"cached_tokens": usage["cache_read_input_tokens"]},
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": usage["input_tokens"] + usage["output_tokens"]}
+
+
+def logged_usage(turn: dict) -> dict:
+    """What a Responses answer reported, in the Messages key names the request log uses."""
+    usage = usage_of(turn)
+    return {key: usage[key] for key in ("input_tokens", "output_tokens", "cache_read_input_tokens")}
+
+
+def response(turn: dict, turn_no: int | None, model: str) -> dict:
+    """A whole (non-streaming) Responses API response."""
+    return {"id": f"resp_bench_{turn_no or 0:04d}", "object": "response", "created_at": int(time.time()),
+            "status": "completed", "model": model, "output": output_items(turn, turn_no),
+            "usage": response_usage(turn)}
+
+
+def response_events(turn: dict, turn_no: int | None, model: str) -> list[tuple[str, dict]]:
+    """The SSE events of a streamed Responses answer, numbered as the real API does.
+
+    Codex builds its history from ``response.output_item.done`` and reads usage from
+    ``response.completed``; the added/delta events are there for clients that stream.
+    """
+    whole = response(turn, turn_no, model)
+    out = [("response.created", {"response": {**whole, "status": "in_progress", "output": [], "usage": None}})]
+    for index, item in enumerate(whole["output"]):
+        out += _item_events(index, item)
+    out.append(("response.completed", {"response": whole}))
+    return [(name, {"type": name, "sequence_number": seq, **data}) for seq, (name, data) in enumerate(out)]
+
+
+def _item_events(index: int, item: dict) -> list[tuple[str, dict]]:
+    """One output item's events: added (empty), its text or arguments streamed whole, done."""
+    at = {"item_id": item["id"], "output_index": index}
+    if item["type"] == "function_call":
+        middle = [("response.function_call_arguments.delta", {**at, "delta": item["arguments"]}),
+                  ("response.function_call_arguments.done", {**at, "arguments": item["arguments"]})]
+        first = {**item, "arguments": "", "status": "in_progress"}
+    else:
+        part, text = item["content"][0], item["content"][0]["text"]
+        at_part = {**at, "content_index": 0}
+        middle = [("response.content_part.added", {**at_part, "part": {**part, "text": ""}}),
+                  ("response.output_text.delta", {**at_part, "delta": text}),
+                  ("response.output_text.done", {**at_part, "text": text}),
+                  ("response.content_part.done", {**at_part, "part": part})]
+        first = {**item, "content": [], "status": "in_progress"}
+    return [("response.output_item.added", {"output_index": index, "item": first}), *middle,
+            ("response.output_item.done", {"output_index": index, "item": item})]
+
+
 # --- the server ----------------------------------------------------------------------
 
 
@@ -184,21 +283,27 @@ class Handler(BaseHTTPRequestHandler):
         if path.endswith("/count_tokens"):
             self._json(200, {"input_tokens": DEFAULT_USAGE["input_tokens"]})
         elif path.endswith("/v1/messages"):
-            self._answer(request)
+            self._answer(request, "/v1/messages")
+        elif path.endswith("/v1/responses"):
+            self._answer(request, "/v1/responses")
         else:
             self._log({"method": "POST", "path": path, "unknown": True})
             self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": f"no route {path}"}})
 
-    def _answer(self, request: dict) -> None:
-        turn_no, turn = choose(self.script, request)
+    def _answer(self, request: dict, route: str) -> None:
+        """Answer in the route's dialect; the turn chosen and the usage are the same either way."""
+        responses = route == "/v1/responses"
+        turn_no, turn = (choose_response if responses else choose)(self.script, request)
         model = request.get("model") or MODEL
-        self._log({"method": "POST", "path": "/v1/messages", "turn": turn_no, "kind": "side" if turn_no is None else "main",
-                   "stream": bool(request.get("stream")), "tool": turn.get("tool"), "usage": usage_of(turn)})
+        self._log({"method": "POST", "path": route, "turn": turn_no, "kind": "side" if turn_no is None else "main",
+                   "stream": bool(request.get("stream")), "tool": turn.get("tool"),
+                   "usage": logged_usage(turn) if responses else usage_of(turn)})
         time.sleep(float(turn.get("delay_s", 0)))
         if not request.get("stream"):
-            self._json(200, message(turn, turn_no, model))
+            self._json(200, (response if responses else message)(turn, turn_no, model))
             return
-        payload = b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events(turn, turn_no, model))
+        stream = (response_events if responses else events)(turn, turn_no, model)
+        payload = b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in stream)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")

@@ -13,8 +13,16 @@ of 0.171.0:
 
 Credentials: ``CODEX_API_KEY`` (what ``codex exec`` reads) or ``OPENAI_API_KEY`` (handed
 on as CODEX_API_KEY too); ``OPENAI_BASE_URL`` becomes ``-c openai_base_url=...`` because
-the CLI does not read that variable. Codex speaks the OpenAI Responses API, which the
-scripted endpoint does not, so codex always needs a real model endpoint.
+the CLI does not read that variable.
+
+Offline (``--model-script``): the scripted endpoint's Responses dialect, in a sidecar
+whose loopback the agent shares (network ``none``). Codex is pointed at it through a
+provider of its own (``-c model_provider=bench``, ``wire_api = "responses"``) rather than
+``openai_base_url``: the built-in OpenAI provider first tries a WebSocket the endpoint
+does not speak. The model defaults to ``bench-scripted``: for a model it has no metadata
+for, Codex advertises its plain function tools (the shell is ``exec_command`` taking
+``{"cmd": "..."}``), which a script can call; a known model's default may wrap them in
+a JavaScript "code mode" tool instead.
 """
 
 from __future__ import annotations
@@ -26,13 +34,23 @@ from pathlib import Path
 
 from ..cases import Case
 from ..errors import UsageError
+from ..hashing import sha256_file
 from ..models import AgentRecord
 from ..transcripts import codex_report
-from .base import PROMPT_FILE, TRANSCRIPT_JSONL, WORKSPACE, AgentPlan, credentials
+from .base import (
+    PROMPT_FILE,
+    TRANSCRIPT_JSONL,
+    WORKSPACE,
+    AgentPlan,
+    EndpointPlan,
+    credentials,
+)
+from .claude_code import SCRIPTED_KEY, check_script
 
 CREDENTIALS = ("CODEX_API_KEY", "OPENAI_API_KEY")
 BINARY = "/opt/agent/codex/bin/codex"
 PATH = "/opt/agent/codex/codex-path:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SCRIPTED_MODEL = "bench-scripted"
 
 
 class CodexAgent:
@@ -42,30 +60,60 @@ class CodexAgent:
     def __init__(self, model: str | None = None, script: Path | None = None,
                  environ: dict[str, str] | None = None) -> None:
         environ = dict(os.environ if environ is None else environ)
-        if script is not None:
-            raise UsageError("--model-script serves the Anthropic Messages API (for --agent claude-code); "
-                             "codex speaks the OpenAI Responses API — set CODEX_API_KEY or OPENAI_API_KEY instead")
-        self.model = model
+        self.model, self.script = model, script
         self.secrets = credentials(CREDENTIALS, environ)
         self.base_url = environ.get("OPENAI_BASE_URL")
         self.installed: AgentRecord | None = None  # set from the image's labels (bench/agents/layer.py)
-        if not self.secrets:
-            raise UsageError("--agent codex needs a model: set CODEX_API_KEY (or OPENAI_API_KEY) in the environment; "
-                             "`--agent oracle` validates the harness offline with no model at all")
+        if script is None and not self.secrets:
+            raise UsageError("--agent codex needs a model: set CODEX_API_KEY (or OPENAI_API_KEY) in the environment, "
+                             "or pass --model-script FILE to run it offline against a scripted endpoint (examples in "
+                             "tests/fixtures/model-scripts/*-codex.*); `--agent oracle` validates the harness offline "
+                             "with no model at all")
+        if script is not None:
+            check_script(script)
 
     def record(self) -> AgentRecord:
         installed = self.installed or AgentRecord(name=self.name, version="unknown")
-        return installed.model_copy(update={"model": self.model})
+        return installed.model_copy(update={"model": self.model_label()})
+
+    def model_label(self) -> str | None:
+        """The model as provenance names it; a scripted run never passes for a real model."""
+        if self.script is None:
+            return self.model
+        scripted = f"scripted:sha256:{sha256_file(self.script)[:16]}"
+        return f"{self.model} ({scripted})" if self.model else scripted
 
     def plan(self, case: Case, arm: str) -> AgentPlan:
         flags = ["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
                  "--ephemeral", "-C", WORKSPACE]
-        if self.model:
-            flags += ["-m", self.model]
-        if self.base_url:
+        endpoint = EndpointPlan(self.script) if self.script is not None else None
+        model = self.model or (SCRIPTED_MODEL if endpoint else None)
+        if model:
+            flags += ["-m", model]
+        if endpoint:
+            flags += scripted_provider(endpoint)
+        elif self.base_url:
             flags += ["-c", f"openai_base_url={json.dumps(self.base_url)}"]
         command = f'mkdir -p "$CODEX_HOME" && exec {BINARY} {shlex.join(flags)} "$(cat {PROMPT_FILE})"'
         secrets = dict(self.secrets)
-        secrets.setdefault("CODEX_API_KEY", secrets.get("OPENAI_API_KEY", ""))
-        return AgentPlan(command=["sh", "-c", command], env={"CODEX_HOME": "/tmp/codex-home", "PATH": PATH},
-                         secrets=secrets, network="bridge", transcript=TRANSCRIPT_JSONL, read_report=codex_report)
+        env = {"CODEX_HOME": "/tmp/codex-home", "PATH": PATH}
+        if secrets:
+            secrets.setdefault("CODEX_API_KEY", secrets.get("OPENAI_API_KEY", ""))
+        else:
+            env["CODEX_API_KEY"] = SCRIPTED_KEY  # the provider wants a key; the endpoint ignores it
+        return AgentPlan(command=["sh", "-c", command], env=env, secrets=secrets,
+                         network="none" if endpoint else "bridge", endpoint=endpoint, transcript=TRANSCRIPT_JSONL,
+                         read_report=codex_report)
+
+
+def scripted_provider(endpoint: EndpointPlan) -> list[str]:
+    """``-c`` flags that make Codex talk plain HTTP Responses to the scripted endpoint.
+
+    A provider of our own because the built-in one tries a WebSocket first (five
+    failed reconnects, then a fallback, all in the transcript) and may send the
+    "responses-lite" request shape; ``env_key`` names the variable holding its key.
+    """
+    provider = {"name": "bench scripted endpoint", "base_url": f"{endpoint.url}/v1", "wire_api": "responses",
+                "env_key": "CODEX_API_KEY"}
+    table = ", ".join(f"{key} = {json.dumps(value)}" for key, value in provider.items())
+    return ["-c", 'model_provider="bench"', "-c", f"model_providers.bench={{{table}}}"]

@@ -1,8 +1,8 @@
-"""Real agent CLIs in real containers, offline: Claude Code against the scripted endpoint.
+"""Real agent CLIs in real containers, offline: Claude Code and Codex against the scripted endpoint.
 
-Nothing inside the agent is mocked: the pinned `claude` executable runs headless in the
-agent container and talks HTTP to bench.model_endpoint in its sidecar over their shared
-loopback. The images (claude-code, codex) are built once, by `bench images build` in CI
+Nothing inside the agent is mocked: the pinned `claude` (Messages API) or `codex`
+(Responses API) executable runs headless in the agent container and talks HTTP to
+bench.model_endpoint in its sidecar over their shared loopback. The images (claude-code, codex) are built once, by `bench images build` in CI
 or by the first test that needs them, and shared by every test here.
 """
 
@@ -137,6 +137,26 @@ def test_missing_credentials_stop_before_anything_is_built(tmp_path):
     done = bench_run(tmp_path, "run", "hello", "--agent", "claude-code", "--label", "none", check_rc=2)
     assert "ANTHROPIC_API_KEY" in done.stderr and "--agent oracle" in done.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_codex_solves_hello_under_a_script(docker_client, tmp_path):
+    bench_run(tmp_path, "run", "hello", "--agent", "codex", "--model-script",
+              str(SCRIPTS / "hello-solve-codex.toml"), "--label", "codex")
+    done = result(tmp_path, "codex")
+    assert done["verdict"] == "PASS", done["reason"]
+    assert done["agent_status"] == "completed" and done["session_id"]
+    trial_dir = trial(tmp_path, "codex")
+    log = [json.loads(line) for line in (trial_dir / "endpoint.log").read_text().splitlines() if line.startswith("{")]
+    assert [(entry["path"], entry["turn"]) for entry in log] == [("/v1/responses", n) for n in (1, 2, 3)]
+    served = endpoint_usage(trial_dir)
+    assert served == {"input_tokens": 4400, "output_tokens": 125, "cache_read_input_tokens": 2500}
+    assert {key: int(done["usage"][key]) for key in served} == served
+    events = [json.loads(line) for line in (trial_dir / "transcript.jsonl").read_text().splitlines()]
+    commands = [e["item"] for e in events if e["type"] == "item.completed" and e["item"]["type"] == "command_execution"]
+    assert len(commands) == 2 and all(item["exit_code"] == 0 for item in commands)
+    assert events[0]["type"] == "thread.started" and events[-1]["type"] == "turn.completed"
+    provenance = json.loads((trial_dir / "provenance.json").read_text())
+    assert provenance["agent"]["name"] == "codex" and provenance["agent"]["model"].startswith("scripted:sha256:")
 
 
 def test_codex_image_runs_its_pinned_binary(docker_client):

@@ -81,8 +81,8 @@ def test_example_scripts_load_and_bad_ones_name_the_turn(tmp_path):
         load_script(bad)
 
 
-def _post(port: int, body: dict) -> bytes:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/messages?beta=true", json.dumps(body).encode(),
+def _post(port: int, body: dict, route: str = "/v1/messages?beta=true") -> bytes:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{route}", json.dumps(body).encode(),
                                      {"content-type": "application/json", "x-api-key": "k"})
     with urllib.request.urlopen(request, timeout=10) as response:
         return response.read()
@@ -111,6 +111,41 @@ def test_endpoint_streams_tool_calls_then_text_and_side_calls_do_not_advance(cap
     finally:
         server.shutdown()
     assert '"x-api-key"' not in capsys.readouterr().out  # the log never holds headers
+
+
+def _sse(payload: bytes) -> list[dict]:
+    return [json.loads(line[len("data: "):]) for line in payload.decode().splitlines() if line.startswith("data: ")]
+
+
+def test_endpoint_speaks_the_responses_api_on_its_path(capsys):
+    server = serve(load_script(SCRIPTS / "hello-solve-codex.toml"), 0)
+    port = server.server_address[1]
+    try:
+        tools = [{"type": "function", "name": "exec_command"}]
+        user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+        data = _sse(_post(port, {"stream": True, "tools": tools, "input": [user]}, "/v1/responses"))
+        names = [d["type"] for d in data]
+        assert names[0] == "response.created" and names[-1] == "response.completed"
+        assert [d["sequence_number"] for d in data] == list(range(len(data)))
+        done = [d["item"] for d in data if d["type"] == "response.output_item.done"]
+        assert [item["type"] for item in done] == ["message", "function_call"]
+        assert done[1]["name"] == "exec_command" and json.loads(done[1]["arguments"]) == {"cmd": "ls -la /workspace"}
+        assert data[-1]["response"]["usage"]["input_tokens"] == 1200
+        # Two calls already made (each with its output): the third, final turn, with cached tokens.
+        calls = [{"type": "function_call", "call_id": f"c{n}", "name": "exec_command", "arguments": "{}"} for n in (1, 2)]
+        outputs = [{"type": "function_call_output", "call_id": f"c{n}", "output": "ok"} for n in (1, 2)]
+        final = json.loads(_post(port, {"tools": tools, "input": [user, calls[0], outputs[0], calls[1], outputs[1]]},
+                                 "/v1/responses"))
+        assert [item["type"] for item in final["output"]] == ["message"]
+        assert "hello.txt" in final["output"][0]["content"][0]["text"]
+        assert final["usage"]["input_tokens_details"]["cached_tokens"] == 1400
+        side = json.loads(_post(port, {"input": [user]}, "/v1/responses"))
+        assert side["output"][0]["content"][0]["text"] == "OK"
+    finally:
+        server.shutdown()
+    log = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [entry["turn"] for entry in log] == [1, 3, None]
+    assert log[1]["usage"] == {"input_tokens": 1700, "output_tokens": 25, "cache_read_input_tokens": 1400}
 
 
 # --- redaction ---------------------------------------------------------------------------
@@ -181,13 +216,22 @@ def test_codex_plan_and_refusals(monkeypatch):
     case = load_case(Project(FIXTURES.parents[1]), "hello")
     monkeypatch.delenv("CODEX_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(UsageError, match="CODEX_API_KEY"):
+    with pytest.raises(UsageError, match="CODEX_API_KEY.*--model-script"):
         make_agent("codex")
+    scripted = make_agent("codex", options=AgentOptions(model_script=SCRIPTS / "hello-solve-codex.toml"))
+    offline = scripted.plan(case, "default")
+    assert offline.network == "none" and offline.endpoint is not None and offline.secrets == {}
+    assert offline.env["CODEX_API_KEY"] == "bench-scripted-endpoint"
+    for flag in ("-m bench-scripted", "model_provider=\"bench\"", 'base_url = "http://127.0.0.1:8765/v1"',
+                 'wire_api = "responses"', 'env_key = "CODEX_API_KEY"'):
+        assert flag in offline.command[-1]
+    assert scripted.record().model.startswith("scripted:sha256:")
+    with pytest.raises(UsageError, match="--model-script"):
+        make_agent("codex", options=AgentOptions(model_script=SCRIPTS / "absent.toml"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
-    with pytest.raises(UsageError, match="Responses API"):
-        make_agent("codex", options=AgentOptions(model_script=SCRIPTS / "hello-solve.toml"))
     plan = make_agent("codex", options=AgentOptions(model="gpt-5")).plan(case, "default")
     assert plan.secrets == {"OPENAI_API_KEY": "sk-test-0123456789", "CODEX_API_KEY": "sk-test-0123456789"}
+    assert plan.network == "bridge" and plan.endpoint is None and "model_provider" not in plan.command[-1]
     for flag in ("exec --json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-m gpt-5"):
         assert flag in plan.command[-1]
 
