@@ -16,6 +16,7 @@ from typing import Callable, Protocol
 
 from ..cases import Case
 from ..errors import UsageError
+from ..hashing import sha256_file
 from ..models import AgentRecord
 
 PROMPT_FILE = "/task/PROMPT.md"
@@ -97,3 +98,55 @@ def credentials(names: tuple[str, ...] | list[str], source: dict[str, str] | Non
             raise UsageError(f"{name} is set to a value shorter than {MIN_SECRET_CHARS} characters; credentials are "
                              f"redacted from every record, which needs a longer value — unset it or pass a real one")
     return found
+
+
+class ModelCLIAgent:
+    """What every model-driven CLI adapter shares: a model to talk to, and how provenance names it.
+
+    The model is the real API (credentials from the user's environment) or a scripted
+    endpoint (``--model-script``). With neither, the adapter refuses before anything is
+    built, naming the variable to set; a scripted run is recorded as such in provenance,
+    so it can never pass for a real model.
+    """
+
+    name: str
+    layer: str
+    credential_names: tuple[str, ...]
+    credential_hint: str  # what to set, e.g. "ANTHROPIC_API_KEY (or ...)"
+    script_examples: str = "tests/fixtures/model-scripts/"
+
+    def __init__(self, model: str | None, script: Path | None, environ: dict[str, str] | None) -> None:
+        self.environ = dict(os.environ if environ is None else environ)
+        self.model, self.script = model, script
+        self.secrets = credentials(self.credential_names, self.environ)
+        self.installed: AgentRecord | None = None  # set from the image's labels (bench/agents/layer.py)
+        if script is None and not self.secrets:
+            raise UsageError(
+                f"--agent {self.name} needs a model: set {self.credential_hint} in the environment, or pass "
+                f"--model-script FILE to run it offline against a scripted endpoint (examples in "
+                f"{self.script_examples}); `--agent oracle` validates the harness offline with no model at all")
+        if script is not None:
+            check_script(script)
+
+    def record(self) -> AgentRecord:
+        installed = self.installed or AgentRecord(name=self.name, version="unknown")
+        return installed.model_copy(update={"model": self.model_label()})
+
+    def model_label(self) -> str | None:
+        """The model as provenance names it; a scripted run never passes for a real model."""
+        if self.script is None:
+            return self.model
+        scripted = f"scripted:sha256:{sha256_file(self.script)[:16]}"
+        return f"{self.model} ({scripted})" if self.model else scripted
+
+
+def check_script(script: Path) -> None:
+    """Refuse a missing or malformed script before anything is built."""
+    from ..model_endpoint import ScriptError, load_script
+
+    try:
+        load_script(script)
+    except OSError as exc:
+        raise UsageError(f"--model-script {script}: cannot read it ({exc.strerror})") from None
+    except ScriptError as exc:
+        raise UsageError(f"--model-script: {exc}") from None

@@ -23,16 +23,12 @@ in both cases and redacted from every record.
 
 from __future__ import annotations
 
-import os
 import shlex
 from pathlib import Path
 
 from ..cases import Case
-from ..errors import UsageError
-from ..hashing import sha256_file
-from ..models import AgentRecord
 from ..transcripts import claude_report
-from .base import PROMPT_FILE, TRANSCRIPT_JSONL, AgentPlan, EndpointPlan, credentials
+from .base import PROMPT_FILE, TRANSCRIPT_JSONL, AgentPlan, EndpointPlan, ModelCLIAgent
 
 CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 SETTINGS = ("ANTHROPIC_BASE_URL",)
@@ -40,36 +36,17 @@ BINARY = "/opt/agent/claude-code/claude"
 SCRIPTED_KEY = "bench-scripted-endpoint"
 
 
-class ClaudeCodeAgent:
+class ClaudeCodeAgent(ModelCLIAgent):
     name = "claude-code"
     layer = "claude-code"
+    credential_names = CREDENTIALS
+    credential_hint = "ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN)"
 
     def __init__(self, model: str | None = None, script: Path | None = None, max_turns: int | None = None,
                  environ: dict[str, str] | None = None) -> None:
-        environ = dict(os.environ if environ is None else environ)
-        self.model, self.script, self.max_turns = model, script, max_turns
-        self.secrets = credentials(CREDENTIALS, environ)
-        self.settings = {name: environ[name] for name in SETTINGS if environ.get(name)}
-        self.installed: AgentRecord | None = None  # set from the image's labels (bench/agents/layer.py)
-        if script is None and not self.secrets:
-            raise UsageError(
-                "--agent claude-code needs a model: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL and "
-                "ANTHROPIC_AUTH_TOKEN) in the environment, or pass --model-script FILE to run it offline against "
-                "a scripted endpoint (examples in tests/fixtures/model-scripts/); `--agent oracle` validates the "
-                "harness offline with no model at all")
-        if script is not None:
-            check_script(script)
-
-    def record(self) -> AgentRecord:
-        installed = self.installed or AgentRecord(name=self.name, version="unknown")
-        return installed.model_copy(update={"model": self.model_label()})
-
-    def model_label(self) -> str | None:
-        """The model as provenance names it; a scripted run never passes for a real model."""
-        if self.script is None:
-            return self.model
-        scripted = f"scripted:sha256:{sha256_file(self.script)[:16]}"
-        return f"{self.model} ({scripted})" if self.model else scripted
+        super().__init__(model, script, environ)
+        self.max_turns = max_turns
+        self.settings = {name: self.environ[name] for name in SETTINGS if self.environ.get(name)}
 
     def plan(self, case: Case, arm: str) -> AgentPlan:
         max_turns = self.max_turns or case.spec.limits.max_turns
@@ -89,15 +66,3 @@ class ClaudeCodeAgent:
             if not self.secrets:
                 plan.env["ANTHROPIC_API_KEY"] = SCRIPTED_KEY  # the CLI wants a key; the endpoint ignores it
         return plan
-
-
-def check_script(script: Path) -> None:
-    """Refuse a missing or malformed script before anything is built."""
-    from ..model_endpoint import ScriptError, load_script
-
-    try:
-        load_script(script)
-    except OSError as exc:
-        raise UsageError(f"--model-script {script}: cannot read it ({exc.strerror})") from None
-    except ScriptError as exc:
-        raise UsageError(f"--model-script: {exc}") from None

@@ -28,24 +28,13 @@ a JavaScript "code mode" tool instead.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from pathlib import Path
 
 from ..cases import Case
-from ..errors import UsageError
-from ..hashing import sha256_file
-from ..models import AgentRecord
 from ..transcripts import codex_report
-from .base import (
-    PROMPT_FILE,
-    TRANSCRIPT_JSONL,
-    WORKSPACE,
-    AgentPlan,
-    EndpointPlan,
-    credentials,
-)
-from .claude_code import SCRIPTED_KEY, check_script
+from .base import PROMPT_FILE, TRANSCRIPT_JSONL, WORKSPACE, AgentPlan, EndpointPlan, ModelCLIAgent
+from .claude_code import SCRIPTED_KEY
 
 CREDENTIALS = ("CODEX_API_KEY", "OPENAI_API_KEY")
 BINARY = "/opt/agent/codex/bin/codex"
@@ -53,35 +42,17 @@ PATH = "/opt/agent/codex/codex-path:/usr/local/sbin:/usr/local/bin:/usr/sbin:/us
 SCRIPTED_MODEL = "bench-scripted"
 
 
-class CodexAgent:
+class CodexAgent(ModelCLIAgent):
     name = "codex"
     layer = "codex"
+    credential_names = CREDENTIALS
+    credential_hint = "CODEX_API_KEY (or OPENAI_API_KEY)"
+    script_examples = "tests/fixtures/model-scripts/*-codex.*"
 
     def __init__(self, model: str | None = None, script: Path | None = None,
                  environ: dict[str, str] | None = None) -> None:
-        environ = dict(os.environ if environ is None else environ)
-        self.model, self.script = model, script
-        self.secrets = credentials(CREDENTIALS, environ)
-        self.base_url = environ.get("OPENAI_BASE_URL")
-        self.installed: AgentRecord | None = None  # set from the image's labels (bench/agents/layer.py)
-        if script is None and not self.secrets:
-            raise UsageError("--agent codex needs a model: set CODEX_API_KEY (or OPENAI_API_KEY) in the environment, "
-                             "or pass --model-script FILE to run it offline against a scripted endpoint (examples in "
-                             "tests/fixtures/model-scripts/*-codex.*); `--agent oracle` validates the harness offline "
-                             "with no model at all")
-        if script is not None:
-            check_script(script)
-
-    def record(self) -> AgentRecord:
-        installed = self.installed or AgentRecord(name=self.name, version="unknown")
-        return installed.model_copy(update={"model": self.model_label()})
-
-    def model_label(self) -> str | None:
-        """The model as provenance names it; a scripted run never passes for a real model."""
-        if self.script is None:
-            return self.model
-        scripted = f"scripted:sha256:{sha256_file(self.script)[:16]}"
-        return f"{self.model} ({scripted})" if self.model else scripted
+        super().__init__(model, script, environ)
+        self.base_url = self.environ.get("OPENAI_BASE_URL")
 
     def plan(self, case: Case, arm: str) -> AgentPlan:
         flags = ["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
