@@ -37,10 +37,10 @@ from .errors import CaseError, InfrastructureError, UsageError
 from .hashing import combine, filesystem_digest, sha256_file, tree_digest
 from .models import ImageLock, ImageRecord, ImageSpec, LockEntry
 from .paths import Project
+from .trust import trusted_bundle
 
 BASE = "base"
 SHARED = "_shared"
-HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 ENV_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 Log = Callable[[str], None]
 
@@ -95,11 +95,9 @@ class Images:
         """The bundle a build trusts: --ca-bundle, else the host's own where the image says needs_ca.
 
         Builds that fetch from npm or PyPI hang without a trusted bundle behind an
-        intercepting proxy; the host's system bundle is what its own npm and pip trust.
+        intercepting proxy.
         """
-        if self.ca or not spec.needs_ca:
-            return self.ca
-        return HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None
+        return trusted_bundle(self.ca) if spec.needs_ca else self.ca
 
     def tag(self, name: str) -> str:
         return f"bench/{name}:{self.context_hash(name).split(':')[1][:16]}"
@@ -114,9 +112,7 @@ class Images:
             self.log(f"building image {name} as {tag}")
             image = self._build(name, tag)
             self.built.append(name)
-        record = ImageRecord(name=name, tag=tag, id=image.id,
-                             content_digest=image.labels.get("bench.content-digest"))
-        record = self._with_digest(record, image)
+        record = self._with_digest(ImageRecord(name=name, tag=tag, id=image.id), image)
         self._resolved[name] = record
         return record
 

@@ -86,9 +86,8 @@ def default_concurrency() -> int:
 def execute(request: RunRequest, project: Project, say: Say | None = None) -> RunOutcome:
     """Validate, resolve, run every trial, clean up, write the summary."""
     cases, arm_specs = _validate(request, project)
-    agents = {arm.name: make_agent(arm.agent or request.agent, arm.agent_cmd or request.agent_cmd,
-                                   replace(request.agent_options, model=arm.model or request.agent_options.model))
-              for arms in arm_specs.values() for arm in arms}
+    agents = {arm.name: make_agent(arm.agent, arm.agent_cmd, replace(request.agent_options, model=arm.model))
+              for arm in (_with_defaults(arm, request) for arms in arm_specs.values() for arm in arms)}
     client = connect()
     check_mode(request.seat, client)
     paths = RunPaths((request.results / (request.label or default_label())).resolve())
@@ -96,17 +95,19 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     say = say or _stderr_line
     for orphan in remove_orphans(client):
         say(f"removed containers left by interrupted run {orphan}")
-    images = Images(client, project, ca_bundle(request.ca_bundle), log=say)
-    subjects = Subjects(project, images, request.subject, ca_bundle(request.ca_bundle))
+    ca = ca_bundle(request.ca_bundle)
+    images = Images(client, project, ca, log=say)
+    subjects = Subjects(project, images, request.subject, ca)
     harness = prepare(paths.harness_dir)
     context = RunContext(client, secrets.token_hex(6), paths.label, harness,
-                         EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat,
-                         ca=ca_bundle(request.ca_bundle))
+                         EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat, ca=ca)
     try:
         resolved = {case.id: resolve_agent_images(images, _resolve_images(images, case, subjects), list(agents.values()))
                     for case in cases}
-        reconcile(paths.run_record, _run_record(paths, harness, request, cases, arm_specs, resolved, subjects))
-        specs = _pending(paths, cases, arm_specs, agents, resolved, request, say, subjects)
+        records = {case.id: CaseRecord(id=case.id, visible_hash=case.visible_hash(), goldens_hash=case.goldens_hash())
+                   for case in cases}  # hashed once per run, not once per trial
+        reconcile(paths.run_record, _run_record(paths, harness, request, cases, records, arm_specs, resolved, subjects))
+        specs = _pending(paths, cases, arm_specs, agents, resolved, records, request, say, subjects)
         results, engine_lost = _run_all(context, specs, request.concurrency or default_concurrency(), say)
     finally:
         _cleanup(client, context.run_id, say)
@@ -138,20 +139,24 @@ def _resolve_images(images: Images, case: Case, subjects: Subjects) -> dict[str,
     return {"agent": project_image, "grader": grader}
 
 
-def _run_record(paths: RunPaths, harness, request: RunRequest, cases: list[Case], arm_specs: dict[str, list[ArmSpec]],
-                resolved: dict[str, dict[str, ImageRecord]], subjects: Subjects) -> RunRecord:
+def _with_defaults(arm: ArmSpec, request: RunRequest) -> ArmSpec:
+    """An arm with what it leaves open (agent, its command, model) taken from the run's flags."""
+    return arm.model_copy(update={"agent": arm.agent or request.agent, "agent_cmd": arm.agent_cmd or request.agent_cmd,
+                                  "model": arm.model or request.agent_options.model})
+
+
+def _run_record(paths: RunPaths, harness, request: RunRequest, cases: list[Case], records: dict[str, CaseRecord],
+                arm_specs: dict[str, list[ArmSpec]], resolved: dict[str, dict[str, ImageRecord]],
+                subjects: Subjects) -> RunRecord:
     entries = {
-        case.id: {"visible_hash": case.visible_hash(), "goldens_hash": case.goldens_hash(),
+        case.id: {"visible_hash": records[case.id].visible_hash, "goldens_hash": records[case.id].goldens_hash,
                   **{f"{role}_image": image.id for role, image in resolved[case.id].items()},
                   **({"seat": request.seat or "auto"} if case.spec.seat != "none" else {}),
                   **({"subject_sha256": subjects.get(case.spec.subject).record.tarball_sha256}
                      if case.spec.subject else {})}
         for case in cases
     }
-    arms = [arm.model_copy(update={"agent": arm.agent or request.agent,
-                                   "agent_cmd": arm.agent_cmd or request.agent_cmd,
-                                   "model": arm.model or request.agent_options.model})
-            for arm in next(iter(arm_specs.values()), [])] if request.arms else []
+    arms = [_with_defaults(arm, request) for arm in next(iter(arm_specs.values()), [])] if request.arms else []
     return RunRecord(label=paths.label, harness_version=harness.record.version,
                      wheel_sha256=harness.record.wheel_sha256, arms=arms, timeout_s=request.timeout_s,
                      cases=entries)
@@ -163,8 +168,8 @@ def schedule(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], trials: int
 
 
 def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSpec]], agents: dict,
-             resolved: dict[str, dict[str, ImageRecord]], request: RunRequest, say: Say,
-             subjects: Subjects) -> list[TrialSpec]:
+             resolved: dict[str, dict[str, ImageRecord]], records: dict[str, CaseRecord], request: RunRequest,
+             say: Say, subjects: Subjects) -> list[TrialSpec]:
     """The trials still to run: finished ones are kept, partial ones are cleared and rerun."""
     specs, kept = [], 0
     for case, arm, n in schedule(cases, arm_specs, request.trials):
@@ -174,11 +179,9 @@ def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSp
             continue
         if trial_paths.dir.exists():
             shutil.rmtree(trial_paths.dir)
-        record = CaseRecord(id=case.id, visible_hash=case.visible_hash(), goldens_hash=case.goldens_hash())
         subject = subjects.get(case.spec.subject).record if case.spec.subject else None
         specs.append(TrialSpec(case, arm, n, agents[arm.name], trial_images(resolved[case.id], agents[arm.name]),
-                               _limits(case, request),
-                               trial_paths, record, subject=subject))
+                               _limits(case, request), trial_paths, records[case.id], subject=subject))
     if kept:
         say(f"label {paths.label}: {kept} finished trial(s) kept, {len(specs)} to run")
     return specs

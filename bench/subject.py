@@ -36,6 +36,7 @@ from .harness import git_state
 from .images import Images
 from .models import ImageRecord, SubjectRecord
 from .paths import Project
+from .trust import trusted_bundle
 
 REGISTRY = "https://registry.npmjs.org"
 GIT_SPEC = re.compile(r"^(?P<url>(?:https?|ssh|git|file)://.+|[^@\s]+@[^:\s]+:.+)@(?P<commit>[0-9a-fA-F]{7,40})$")
@@ -110,7 +111,8 @@ def _pinned(name: str, pin: Pin, ca: Path | None) -> SubjectRecord:
 def _download(pin: Pin, out: Path, ca: Path | None) -> Path:
     basename = pin.package.split("/")[-1]
     url = f"{REGISTRY}/{pin.package}/-/{basename}-{pin.version}.tgz"
-    context = ssl.create_default_context(cafile=str(ca_file(ca)) if ca_file(ca) else None)
+    bundle = trusted_bundle(ca)
+    context = ssl.create_default_context(cafile=str(bundle) if bundle else None)
     target = out / f"{basename}-{pin.version}.tgz"
     try:
         with urllib.request.urlopen(url, context=context, timeout=120) as response, open(target, "wb") as handle:
@@ -121,19 +123,13 @@ def _download(pin: Pin, out: Path, ca: Path | None) -> Path:
     return target
 
 
-def ca_file(ca: Path | None) -> Path | None:
-    """The bundle host-side fetches trust: --ca-bundle, else the host's system bundle when present."""
-    from .images import HOST_CA_BUNDLE
-
-    return ca or (HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None)
-
-
 def _npm_pack(spec: str, out: Path, cwd: Path | None, ca: Path | None) -> Path:
     """`npm pack --json` of a registry spec or a checkout (cwd); the tarball's path."""
     if shutil.which("npm") is None:
         raise UsageError("packing a subject from source needs npm on this host — `apt-get install npm`, "
                          "or pass an already packed .tgz as --subject")
-    env = {**os.environ, **({"NODE_EXTRA_CA_CERTS": str(ca_file(ca))} if ca_file(ca) else {})}
+    bundle = trusted_bundle(ca)
+    env = {**os.environ, **({"NODE_EXTRA_CA_CERTS": str(bundle)} if bundle else {})}
     done = subprocess.run(["npm", "pack", "--json", "--pack-destination", str(out), spec], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
