@@ -117,6 +117,11 @@ def _check_layout(project: Project, case: Case) -> None:
                 case.dir / "case.toml", "image", f"no image {image!r} under images/",
                 f"use one of: {', '.join(sorted(p.parent.name for p in project.images.glob('*/image.toml')))}",
             )
+    for index, check in enumerate(case.gate.checks):
+        for path in getattr(check, "withheld", []):
+            if not (case.goldens_dir / path).exists():
+                raise CaseError(case.goldens_dir / "gate.toml", f"checks.{index}.withheld",
+                                f"{path!r} does not exist under {case.goldens_dir.name}/", "add the file or fix the path")
     for arm in case.spec.arms:
         context = case.context(arm)
         if context.exists() and not context.is_dir():

@@ -8,6 +8,7 @@ and the host validates it all before a plan reaches the stdlib-only grader.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator, model_validator
@@ -28,6 +29,25 @@ class CommandCheck(CheckBase):
     stdout_matches: list[str] = Field(default_factory=list, description="Regexes stdout must match.")
     stderr_matches: list[str] = Field(default_factory=list, description="Regexes stderr must match.")
     timeout_s: int = Field(120, ge=1)
+    withheld: list[str] = Field(
+        default_factory=list, description="Files or folders of goldens/<case>/ this check needs (a withheld "
+        "test). Each check runs in a fresh container of its own holding only these, root-owned and read-only, "
+        "under a random path named by $BENCH_WITHHELD. Never solution/ or gate.toml.")
+    nonce: bool = Field(
+        False, description="The check passes only if stdout has a line equal to $BENCH_NONCE, a fresh random "
+        "value per check: a withheld test prints it last, so linked code that fakes the output and exits "
+        "before the test's main fails.")
+
+    @field_validator("withheld")
+    @classmethod
+    def _withheld(cls, value: list[str]) -> list[str]:
+        for path in value:
+            parts = Path(path).parts
+            if not parts or Path(path).is_absolute() or ".." in parts:
+                raise ValueError(f"{path!r} is not a plain path relative to goldens/<case>/")
+            if parts[0] in ("solution", "gate.toml"):
+                raise ValueError(f"{path!r}: the reference solution and gate.toml never reach a grader")
+        return value
 
 
 class GrepCheck(CheckBase):
@@ -180,6 +200,14 @@ class BrowserCheck(CheckBase):
     timeout_s: int = Field(300, ge=1, description="Wall clock for the whole check, build included.")
     steps: list[Step] = Field(min_length=1)
     predicates: list[Predicate] = Field(min_length=1)
+
+    @field_validator("serve")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        parts = Path(value).parts
+        if not parts or Path(value).is_absolute() or ".." in parts or parts == (".",):
+            raise ValueError(f"{value!r} is not a folder inside the workspace (e.g. dist)")
+        return value
 
     @model_validator(mode="after")
     def _frames_exist(self) -> "BrowserCheck":

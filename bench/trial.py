@@ -1,48 +1,41 @@
 """One trial, phase by phase: stage -> agent -> export -> grade -> record.
 
-Read ``run_trial`` first: it is the whole lifecycle. Each phase is a small function
-below it. Whatever happens, the ``finally`` writes result.json, provenance.json and
-the manifest, so an interrupted or broken trial still leaves an honest record:
+Read ``run_trial`` first: it is the whole lifecycle. Each phase is a function in a
+module of its own (bench/staging.py, bench/agent_run.py, bench/grading/,
+bench/record.py) that takes what it needs and returns a frozen outcome; nothing is
+written back into the ``TrialSpec``. ``verdict_of`` maps the outcomes to a verdict:
 
-* the agent's own failure (bad work, timeout, oversized export) is FAIL;
+* the agent's own failure (bad work, timeout, a crossed budget) is FAIL, and a trial
+  that already failed that way is not graded;
 * a seat that cannot observe is INCOMPLETE;
 * anything wrong with the engine or the harness is ERROR, never charged to the agent.
+
+Whatever happens, the record phase writes result.json, provenance.json and the
+manifest; if recording itself fails, a minimal honest record is left instead.
 """
 
 from __future__ import annotations
 
-import json
-import tarfile
-import tempfile
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import docker
 
-from .agents import Agent, AgentPlan, AgentReport
-from .agents.base import PROMPT_FILE, TRANSCRIPT_LOG
-from .agents.endpoint import scripted_endpoint
+from .agent_run import AgentOutcome, ExportOutcome, run_agent
+from .agents import Agent
 from .cases import Case
+from .docker_sandbox import open_sandbox
 from .engine import ROLE_LABEL, run_labels
 from .errors import InfrastructureError, SeatRefused
-from .gates.runner import MARK
-from .harness import WHEEL_IN_CONTAINER, Harness
-from .hashing import combine, sha256_file
-from .models import (ArmSpec, CaseRecord, CheckResult, EngineRecord, ImageRecord, Limits, Manifest, Provenance,
-                     SubjectRecord, TrialResult, Verdict, utcnow)
+from .grading import GradeContext, GradeOutcome, SeatProbes, grade
+from .harness import Harness
+from .models import ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, SubjectRecord, TrialResult, Verdict, utcnow
 from .paths import TrialPaths
-from .redact import redact_tree
-from .trust import CONTAINER_PATH as CA_IN_CONTAINER, container_env
-from .sandbox import ExportTooLarge, Sandbox, SandboxSpec, tar_tree
-from . import seat as seats
-
-PLAN_IN_CONTAINER = "/bench/plan.json"
-ARTIFACTS_IN_CONTAINER = "/bench/artifacts"
-ARTIFACTS_MAX_BYTES = 64 << 20
-GOLDENS_IN_CONTAINER = "/goldens"
+from .record import record
+from .sandbox import SandboxFactory
+from .staging import stage
 
 
 @dataclass
@@ -58,10 +51,19 @@ class RunContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     seat: str | None = None  # the run's --seat (software / gpu), stamped on every record
     ca: Path | None = None  # --ca-bundle: trusted by agent containers that get a network
+    project_root: Path = field(default_factory=Path.cwd)
+    sandboxes: SandboxFactory | None = None  # SandboxSpec -> Sandbox; Docker unless a test hands in a fake
+    seat_probes: SeatProbes = field(default_factory=SeatProbes)
+
+    def __post_init__(self) -> None:
+        if self.sandboxes is None:
+            self.sandboxes = open_sandbox(self.client)
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrialSpec:
+    """Everything one trial is given; the lifecycle only reads it."""
+
     case: Case
     arm: ArmSpec
     n: int
@@ -70,10 +72,28 @@ class TrialSpec:
     limits: Limits
     paths: TrialPaths
     case_record: CaseRecord
-    timings: dict[str, float] = field(default_factory=dict)
     subject: SubjectRecord | None = None
-    seat: dict[str, str] | None = None  # what the grader's browser observed
-    secrets: dict[str, str] = field(default_factory=dict, repr=False)  # credentials handed to the agent: redacted on record
+
+
+class Clock:
+    """Seconds per phase, kept by the lifecycle (never on the spec), timed even when a phase raises."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+
+    def __call__(self, name: str) -> "_Lap":
+        return _Lap(self, name)
+
+
+class _Lap:
+    def __init__(self, clock: Clock, name: str) -> None:
+        self.clock, self.name = clock, name
+
+    def __enter__(self) -> None:
+        self.started = time.monotonic()
+
+    def __exit__(self, *exc: object) -> None:
+        self.clock.laps[self.name] = round(time.monotonic() - self.started, 3)
 
 
 def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
@@ -82,253 +102,76 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     result = TrialResult(run_id=run.run_id, label=run.label, case=trial.case.id, arm=trial.arm.name,
                          trial=trial.n, agent=trial.agent.name, verdict=Verdict.ERROR,
                          reason="interrupted before a verdict", started_at=utcnow())
+    clock, images, secrets, graded = Clock(), dict(trial.images), {}, None
     try:
         plan = trial.agent.plan(trial.case, trial.arm.context)
-        trial.secrets = plan.secrets
-        with _phase(trial, "stage"):
-            staged = stage(run, trial)
-        if staged:
-            trial.images["staged"] = staged
-        with _phase(trial, "agent"):
-            outcome = run_agent(run, trial, plan, staged)
-        result.agent_exit_code, result.timed_out = outcome.exit_code, outcome.timed_out
-        result.export_bytes = outcome.export_bytes
-        if outcome.report:
-            result.agent_status, result.session_id = outcome.report.status, outcome.report.session_id
-            result.usage = outcome.report.usage
-        with _phase(trial, "grade"):
-            verdict, reason, checks = grade(run, trial)
-        result.checks = checks
-        result.verdict, result.reason = verdict, reason
-        if outcome.timed_out:
-            result.verdict = Verdict.FAIL
-            result.reason = f"timeout: the agent ran past {trial.limits.timeout_s} s and was killed"
-    except ExportTooLarge as exc:
-        result.verdict, result.reason = Verdict.FAIL, str(exc)
+        secrets = plan.secrets
+        with clock("stage"):
+            staged = stage(run.client, run.sandboxes, run.run_id, trial.case, trial.arm.context,
+                           trial.case_record.visible_hash, trial.images["agent"], trial.limits, trial.paths.setup_log)
+        images.update({"staged": staged} if staged else {})
+        agent, export = run_agent(run, trial, plan, staged, clock)
+        result = _with_agent(result, agent, export)
+        if gradable(agent, export):
+            with clock("grade"):
+                graded = grade(grade_context(run, trial), trial.case.gate)
+        verdict, reason = verdict_of(trial.limits, agent, export, graded)
+        result = result.model_copy(update={"verdict": verdict, "reason": reason,
+                                           "checks": list(graded.checks) if graded else []})
     except SeatRefused as exc:
-        result.verdict, result.reason = Verdict.INCOMPLETE, str(exc)
+        result = result.model_copy(update={"verdict": Verdict.INCOMPLETE, "reason": str(exc)})
     except InfrastructureError as exc:
-        result.verdict, result.reason = Verdict.ERROR, str(exc)
+        result = result.model_copy(update={"verdict": Verdict.ERROR, "reason": str(exc)})
     except Exception as exc:  # a harness bug: ERROR, with enough to file it
-        result.verdict, result.reason = Verdict.ERROR, f"harness error: {type(exc).__name__}: {exc}"
+        result = result.model_copy(update={"verdict": Verdict.ERROR,
+                                           "reason": f"harness error: {type(exc).__name__}: {exc}"})
     finally:
-        if run.cancel.is_set() and result.verdict is Verdict.ERROR:
-            result.interrupted = True
-            result.reason = f"interrupted: the run was stopped before this trial finished ({result.reason})"
-        result.finished_at = utcnow()
-        result.phases = dict(trial.timings)
-        record(run, trial, result)
+        result = _finish(run, result, clock)
+        result = record(run, trial, result, images, graded.seat if graded else None, secrets)
     return result
 
 
-class _phase:
-    """Time a phase into trial.timings, even when it raises."""
-
-    def __init__(self, trial: TrialSpec, name: str) -> None:
-        self.trial, self.name = trial, name
-
-    def __enter__(self) -> None:
-        self.started = time.monotonic()
-
-    def __exit__(self, *exc: object) -> None:
-        self.trial.timings[self.name] = round(time.monotonic() - self.started, 3)
+def _finish(run: RunContext, result: TrialResult, clock: Clock) -> TrialResult:
+    update = {"finished_at": utcnow(), "phases": dict(clock.laps)}
+    if run.cancel.is_set() and result.verdict is Verdict.ERROR:
+        update.update(interrupted=True,
+                      reason=f"interrupted: the run was stopped before this trial finished ({result.reason})")
+    return result.model_copy(update=update)
 
 
-# --- stage ---------------------------------------------------------------------------
+def _with_agent(result: TrialResult, agent: AgentOutcome, export: ExportOutcome) -> TrialResult:
+    update = {"agent_exit_code": agent.exit_code, "timed_out": agent.timed_out, "export_bytes": export.bytes}
+    if agent.report:
+        update.update(agent_status=agent.report.status, session_id=agent.report.session_id, usage=agent.report.usage)
+    return result.model_copy(update=update)
 
 
-def stage_layers(case: Case, context: str) -> tuple[list[tuple[str, Path]], dict[str, bytes]]:
-    """What every trial of case x arm starts from: workspace, the arm's context over it, the prompt."""
-    layers = [("workspace", case.workspace)]
-    if case.context(context).is_dir():
-        layers.append(("workspace", case.context(context)))
-    return layers, {PROMPT_FILE.lstrip("/"): case.prompt_file.read_bytes()}
+def gradable(agent: AgentOutcome, export: ExportOutcome) -> bool:
+    """A trial the agent already failed (timeout, a crossed budget) is not graded."""
+    return not agent.timed_out and agent.budget is None and export.over_budget is None
 
 
-def stage(run: RunContext, trial: TrialSpec) -> ImageRecord | None:
-    """Commit the workspace after the case's setup, once per case x arm, and reuse it.
-
-    Cases without setup need no staged image: their files go straight into the agent
-    container, which saves a commit per trial.
-    """
-    case = trial.case
-    if not case.spec.setup:
-        return None
-    context = trial.arm.context
-    key = combine({"case": trial.case_record.visible_hash, "context": context, "image": trial.images["agent"].id})
-    tag = f"{case.id}-{context}-{key.split(':')[1][:16]}"
-    with _STAGING_LOCKS.setdefault(tag, threading.Lock()):  # concurrent trials of one arm stage once
-        try:
-            image = run.client.images.get(f"bench/staged:{tag}")
-            return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image.id)
-        except docker.errors.ImageNotFound:
-            return _stage_fresh(run, trial, context, tag)
+def verdict_of(limits: Limits, agent: AgentOutcome, export: ExportOutcome,
+               graded: GradeOutcome | None) -> tuple[Verdict, str]:
+    """The verdict and its reason from the phases' outcomes; the agent's own failures first."""
+    if agent.budget == "disk":
+        return Verdict.FAIL, f"disk budget: the agent wrote more than {limits.disk_max_mb} MiB and was stopped"
+    if agent.budget:
+        return Verdict.FAIL, (f"transcript budget: the agent printed more than {limits.transcript_max_mb} MiB "
+                              f"and was stopped")
+    if agent.timed_out:
+        return Verdict.FAIL, f"timeout: the agent ran past {limits.timeout_s} s and was killed"
+    if export.over_budget:
+        return Verdict.FAIL, export.over_budget
+    if graded is None:
+        raise InfrastructureError("harness fault: a gradable trial was not graded")
+    return graded.verdict, graded.reason
 
 
-_STAGING_LOCKS: dict[str, threading.Lock] = {}
-
-
-def _stage_fresh(run: RunContext, trial: TrialSpec, context: str, tag: str) -> ImageRecord:
-    case = trial.case
-    spec = SandboxSpec(
-        image=trial.images["agent"].id, command=["sh", "-ec", "\n".join(case.spec.setup)],
-        limits=trial.limits, labels=run_labels(run.run_id, **{ROLE_LABEL: "stage"}),
-        env={"BENCH_CONTEXT": context or ""},
+def grade_context(run: RunContext, trial: TrialSpec) -> GradeContext:
+    return GradeContext(
+        sandboxes=run.sandboxes, labels=lambda role: run_labels(run.run_id, **{ROLE_LABEL: role}),
+        image=trial.images["grader"].id, limits=trial.limits, goldens=trial.case.goldens_dir,
+        workspace_tar=trial.paths.workspace_tar, gate_log=trial.paths.gate_log, artifacts=trial.paths.artifacts,
+        wheel=run.harness.wheel, seat_need=trial.case.spec.seat, seat_mode=run.seat, seat_probes=run.seat_probes,
     )
-    with Sandbox(run.client, spec) as box:
-        layers, files = stage_layers(case, context)
-        box.put_tar(tar_tree(layers, files))
-        outcome = box.run(trial.limits.timeout_s, log_to=trial.paths.setup_log)
-        if outcome.exit_code != 0:
-            raise InfrastructureError(f"case setup failed (exit {outcome.exit_code}); see setup.log")
-        image_id = box.commit("bench/staged", tag, {"bench.harness": "hermetic-bench", "bench.case": case.id})
-    return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image_id)
-
-
-# --- agent ---------------------------------------------------------------------------
-
-
-@dataclass
-class AgentOutcome:
-    exit_code: int | None
-    timed_out: bool
-    export_bytes: int
-    report: AgentReport | None = None
-
-
-def run_agent(run: RunContext, trial: TrialSpec, plan: AgentPlan, staged: ImageRecord | None) -> AgentOutcome:
-    """A fresh container from the staged state: files in, agent runs, workspace out.
-
-    Credentials join the agent's environment here and nowhere else. With a scripted
-    model the agent shares the endpoint sidecar's loopback and has no other network.
-    """
-    transcript = trial.paths.named(plan.transcript)
-    layers, files = stage_layers(trial.case, trial.arm.context) if staged is None else ([], {})
-    layers += [(inside.lstrip("/"), host) for inside, host in plan.trees.items()]
-    with _agent_network(run, trial, plan) as network:
-        trust = run.ca is not None and network not in ("none",) and not network.startswith("container:")
-        if trust:
-            files = {**files, CA_IN_CONTAINER.lstrip("/"): run.ca.read_bytes()}
-        spec = SandboxSpec(
-            image=(staged or trial.images["agent"]).id, command=plan.command, limits=trial.limits,
-            env={**plan.env, **(container_env() if trust else {}), **plan.secrets}, network=network,
-            labels=run_labels(run.run_id, **{ROLE_LABEL: "agent"}),
-        )
-        with Sandbox(run.client, spec) as box:
-            if layers or files:
-                box.put_tar(tar_tree(layers, files))
-            outcome = box.run(trial.limits.timeout_s, log_to=transcript)
-            if plan.transcript != TRANSCRIPT_LOG:
-                _split_streams(box, transcript, trial.paths.agent_stderr)
-            size = box.export("/workspace", trial.paths.workspace_tar, trial.limits.export_max_mb << 20)
-    report = plan.read_report(transcript, outcome.timed_out) if plan.read_report else None
-    return AgentOutcome(outcome.exit_code, outcome.timed_out, size, report)
-
-
-@contextmanager
-def _agent_network(run: RunContext, trial: TrialSpec, plan: AgentPlan):
-    """The agent's network mode: the endpoint sidecar's namespace, else the plan's own (none by default)."""
-    if plan.endpoint is None:
-        yield plan.network
-        return
-    with scripted_endpoint(run.client, run.run_id, trial.images["agent"].id, run.harness.wheel, plan.endpoint,
-                           trial.paths.endpoint_log) as network:
-        yield network
-
-
-def _split_streams(box: Sandbox, transcript: Path, stderr_file: Path) -> None:
-    """A JSON-lines transcript keeps stdout only (it streamed both while running); stderr goes beside it."""
-    transcript.write_text(box.output(stdout=True, stderr=False))
-    if stderr := box.output(stdout=False, stderr=True):
-        stderr_file.write_text(stderr)
-
-
-# --- grade ---------------------------------------------------------------------------
-
-
-def grade(run: RunContext, trial: TrialSpec) -> tuple[Verdict, str, list[CheckResult]]:
-    """A fresh grader container: exported workspace in, goldens read-only, harness wheel runs the gate."""
-    case = trial.case
-    need = case.spec.seat
-    plan = {"workspace": "/workspace", "checks": [c.model_dump() for c in case.gate.checks],
-            "seat": seats.grader_plan(need, run.seat), "artifacts": ARTIFACTS_IN_CONTAINER}
-    spec = SandboxSpec(
-        image=trial.images["grader"].id, command=["python3", "-m", "bench.gates.runner", PLAN_IN_CONTAINER],
-        limits=trial.limits, env={"PYTHONPATH": WHEEL_IN_CONTAINER, "HOME": "/home/bench", **seats.gpu_env(need, run.seat)},
-        labels=run_labels(run.run_id, **{ROLE_LABEL: "grader"}),
-        read_only_mounts={str(case.goldens_dir.resolve()): GOLDENS_IN_CONTAINER},
-        device_requests=seats.device_requests(need, run.seat),
-    )
-    with Sandbox(run.client, spec) as box:
-        box.put_tar(trial.paths.workspace_tar.read_bytes())
-        box.put_tar(tar_tree([], {WHEEL_IN_CONTAINER.lstrip("/"): run.harness.wheel.read_bytes(),
-                                  PLAN_IN_CONTAINER.lstrip("/"): json.dumps(plan).encode()}))
-        outcome = box.run(case.gate.timeout_s, log_to=trial.paths.gate_log)
-        if outcome.timed_out:
-            raise InfrastructureError(f"the grader ran past its {case.gate.timeout_s} s wall clock")
-        copy_artifacts(box, trial.paths.artifacts)
-        stdout = box.output(stdout=True, stderr=False)
-        verdict, reason, checks = parse_grader_output(stdout)
-        trial.seat = next((c.seat for c in checks if c.seat), None)
-        return verdict, reason, checks
-
-
-def copy_artifacts(box: Sandbox, dest: Path) -> None:
-    """The frames a gate saved, out of the stopped grader: regular files only, never a link or a path out."""
-    with tempfile.TemporaryDirectory(prefix="bench-artifacts-") as tmp:
-        archive = Path(tmp) / "artifacts.tar"
-        try:
-            box.export(ARTIFACTS_IN_CONTAINER, archive, ARTIFACTS_MAX_BYTES)
-        except (InfrastructureError, ExportTooLarge):
-            return  # no artifacts folder (a gate without browser checks) or an oversized one: nothing kept
-        with tarfile.open(archive) as tar:
-            for member in tar.getmembers():
-                parts = Path(member.name).parts[1:]  # drop the leading "artifacts/"
-                if not member.isfile() or not parts or ".." in parts:
-                    continue
-                target = dest.joinpath(*parts)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(tar.extractfile(member).read())
-
-
-def parse_grader_output(stdout: str) -> tuple[Verdict, str, list[CheckResult]]:
-    """The runner's single result line; anything else is a harness fault (ERROR)."""
-    lines = [line[len(MARK):] for line in stdout.splitlines() if line.startswith(MARK)]
-    if len(lines) != 1:
-        raise InfrastructureError(f"the grader printed {len(lines)} result lines, expected 1; see gate.log")
-    data = json.loads(lines[0])
-    checks = [CheckResult.model_validate(c) for c in data["checks"]]
-    return Verdict(data["verdict"]), data["reason"], checks
-
-
-# --- record --------------------------------------------------------------------------
-
-
-def record(run: RunContext, trial: TrialSpec, result: TrialResult) -> None:
-    """result.json, provenance.json, every credential redacted, then manifest.json over every file."""
-    from .images import reproducibility_level
-
-    paths = trial.paths
-    agent = trial.agent.record()
-    paths.result.write_text(result.model_dump_json(indent=2) + "\n")
-    provenance = Provenance(
-        harness=run.harness.record, case=trial.case_record, arm=trial.arm.name, arm_spec=trial.arm,
-        images=trial.images, agent=agent.model_copy(update={"model": agent.model or trial.arm.model}), engine=run.engine, limits=trial.limits,
-        seat=seats.stamp(run.seat, trial.seat), subject=trial.subject,
-        command_line=run.command_line, timings=result.phases, recorded_at=utcnow(),
-        reproducibility=reproducibility_level(trial.images, trial.case.dir.parent.parent),
-    )
-    paths.provenance.write_text(provenance.model_dump_json(indent=2) + "\n")
-    redact_tree(paths.dir, trial.secrets)
-    write_manifest(paths)
-
-
-def write_manifest(paths: TrialPaths) -> Manifest:
-    files = {
-        path.relative_to(paths.dir).as_posix(): sha256_file(path)
-        for path in sorted(paths.dir.rglob("*"))
-        if path.is_file() and path != paths.manifest
-    }
-    manifest = Manifest(files=files)
-    paths.manifest.write_text(manifest.model_dump_json(indent=2) + "\n")
-    return manifest

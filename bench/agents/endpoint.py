@@ -23,7 +23,8 @@ from ..errors import InfrastructureError
 from ..harness import WHEEL_IN_CONTAINER
 from ..model_endpoint import READY
 from ..models import Limits
-from ..sandbox import Sandbox, SandboxSpec, tar_tree
+from ..docker_sandbox import DockerSandbox
+from ..sandbox import SandboxSpec, tar_tree
 from .base import EndpointPlan
 
 SCRIPT_IN_CONTAINER = "/opt/bench/model-script"
@@ -45,7 +46,7 @@ def scripted_endpoint(client: docker.DockerClient, run_id: str, image: str, whee
         command=["python3", "-m", "bench.model_endpoint", "--script", script, "--port", str(plan.port)],
         labels=run_labels(run_id, **{ROLE_LABEL: "endpoint"}),
     )
-    with Sandbox(client, spec) as box:
+    with DockerSandbox(client, spec) as box:
         try:
             box.put_tar(tar_tree([], {WHEEL_IN_CONTAINER.lstrip("/"): wheel.read_bytes(),
                                       script.lstrip("/"): plan.script.read_bytes()}))
@@ -57,7 +58,7 @@ def scripted_endpoint(client: docker.DockerClient, run_id: str, image: str, whee
             _keep_log(box, log_to)
 
 
-def _wait_ready(box: Sandbox) -> None:
+def _wait_ready(box: DockerSandbox) -> None:
     """Until the server prints its ready line; an early exit or a silent server is ERROR."""
     deadline = time.monotonic() + READY_WITHIN_S
     while time.monotonic() < deadline:
@@ -71,7 +72,7 @@ def _wait_ready(box: Sandbox) -> None:
     raise InfrastructureError(f"the model endpoint did not listen within {READY_WITHIN_S} s: {box.output()[-500:]}")
 
 
-def _keep_log(box: Sandbox, log_to: Path) -> None:
+def _keep_log(box: DockerSandbox, log_to: Path) -> None:
     try:
         log_to.write_text(box.output())
     except Exception:

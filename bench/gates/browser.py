@@ -1,18 +1,21 @@
-"""The `browser` check: build the project, serve it, drive it in Chromium, decide on pixels.
+"""The `browser` check's observer: drive the served project in Chromium, report what it saw.
 
-Runs inside the grader, on the seat image (Debian's Chromium driven by Playwright,
-Pillow to decode frames). The order is chosen for honesty and for time:
+Runs inside a fresh browser container of its own, on the seat image (Debian's
+Chromium driven by Playwright, Pillow to decode frames), started isolated from
+anything the agent wrote (``python3 -I``, working directory /opt/bench, files there
+root-owned and read-only). The project was built in another container; only its
+served folder is here, so no program the agent wrote runs beside this one: only the
+page's JavaScript, inside Chromium. The order is chosen for honesty and for time:
 
-1. **Seat first.** Chromium is launched and its WebGPU adapter classified before
-   anything else; a seat the case cannot accept is refused (INCOMPLETE) without
-   building, so a refusal is cheap and can never be mistaken for the agent's failure.
-2. **Build**, with the gate's command: a project that does not build FAILs, naming it.
-3. **Serve** the built folder from 127.0.0.1 (WebGPU needs a secure context) and open it
-   at 1280x720, deviceScaleFactor 1. **Readiness** is the page's own signal
+1. **Seat first.** Chromium is launched and its WebGPU adapter classified; the host
+   decides a refusal (INCOMPLETE) from it, before anything is built (``probe``).
+2. **Serve** the built folder from 127.0.0.1 (WebGPU needs a secure context) and open
+   it at 1280x720, deviceScaleFactor 1. **Readiness** is the page's own signal
    (``window.__harness.ready``) when it has one, else two identical structured frames
    (or, for scenes that move on their own, the first structured frame).
-4. **Steps** capture frames and send input; **predicates** (bench/gates/pixels.py)
-   decide. Every frame a predicate used is saved as PNG under the artifacts folder.
+3. **Steps** capture frames and send input. Every frame is saved as the PNG Chromium
+   produced; the **host** decodes them and decides the predicates (bench/gates/pixels.py),
+   so the verdict never rests on numbers computed where the page ran.
 
 Frames are screenshots of the final composited viewport — what a user sees, overlays
 included — decoded to tight RGBA8: the encoding ``final-canvas 1280x720@1 rgba8``.
@@ -27,8 +30,6 @@ import http.server
 import io
 import os
 import re
-import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -148,91 +149,77 @@ class StaticServer:
         self.server.server_close()
 
 
-# --- build -----------------------------------------------------------------------------------
+# --- the observation ----------------------------------------------------------------------
+#
+# The build ran in a container of its own; only its served folder is here. This side
+# observes and reports (seat, frames, notes, how readiness was seen, or why the page
+# fell short); the host decodes the frames and decides every predicate itself.
 
 
-def build(command: str, workspace: Path, timeout_s: int) -> str:
-    """Run the gate's build command; raise CheckFailed naming it, with its output's tail."""
-    started = time.monotonic()
-    proc = subprocess.Popen(["sh", "-c", command], cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        output, _ = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise CheckFailed(f"timeout: the build `{command}` ran past {timeout_s} s") from None
-    tail = output.decode("utf-8", "replace")[-1500:]
-    if proc.returncode != 0:
-        raise CheckFailed(f"the build `{command}` exited {proc.returncode}\n{tail}")
-    return f"build `{command}` ok in {time.monotonic() - started:.1f} s"
+def launch(playwright, mode: str):
+    return playwright.chromium.launch(executable_path=CHROMIUM, timeout=60_000,
+                                      args=QUIET_FLAGS + (GPU_FLAGS if mode == "gpu" else SOFTWARE_FLAGS))
 
 
-def served_root(workspace: Path, folder: str) -> Path:
-    root = (workspace / folder).resolve()
-    if workspace.resolve() not in (root, *root.parents):
-        raise CheckFailed(f"serve folder {folder!r} leaves the workspace")
-    if not (root / "index.html").is_file():
-        raise CheckFailed(f"the build left no {folder}/index.html to serve")
-    return root
-
-
-# --- the check -------------------------------------------------------------------------------
-
-
-def run(check: dict, workspace: Path, plan: dict) -> tuple[bool, str, dict]:
-    """(passed, detail, extra): extra carries seat, timings, predicates and, on refusal, incomplete."""
+def probe(plan: dict) -> dict:
+    """Only the seat: what a case's refusal is decided on before anything is built."""
     from playwright.sync_api import sync_playwright
 
     seat_plan = plan.get("seat") or {}
-    need, mode = seat_plan.get("need", "none"), seat_plan.get("mode", "auto")
-    clock = Stopwatch()
     with sync_playwright() as playwright:
-        with clock("launch"):
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, timeout=60_000,
-                                                 args=QUIET_FLAGS + (GPU_FLAGS if mode == "gpu" else SOFTWARE_FLAGS))
+        browser = launch(playwright, seat_plan.get("mode", "auto"))
         try:
-            with clock("seat"):
-                seat = probe_seat(browser, mode, need)
-            refused = refusal(need, mode, seat)
-            if refused:
-                return False, refused, {"incomplete": True, "seat": seat, "timings": clock.laps}
-            try:
-                session, notes = observe(browser, check, workspace, clock)
-            except CheckFailed as failed:
-                return False, str(failed), {"seat": seat, "timings": clock.laps}
-            with clock("measure"):
-                results = [pixels.evaluate(spec, session.frames, session.series) for spec in check["predicates"]]
-                out_dir = Path(plan.get("artifacts", "/bench/artifacts")) / slug(check["name"])
-                session.save([name for result in results for name in result["frames"]], out_dir)
+            return {"seat": probe_seat(browser, seat_plan.get("mode", "auto"), seat_plan.get("need", "none"))}
         finally:
             browser.close()
-    failed = [r for r in results if not r["passed"]]
-    lines = [r["detail"] for r in failed + [r for r in results if r["passed"]]]
-    lines += notes + [f"frames: {session.timeline()}", f"seat: {seat['class']} ({seat['adapter']})"]
-    return not failed, "\n".join(lines), {"seat": seat, "timings": clock.laps, "predicates": results}
 
 
-def observe(browser, check: dict, workspace: Path, clock: "Stopwatch") -> tuple["Session", list[str]]:
-    """Build, serve, open until ready, run the steps; any way the project falls short is CheckFailed."""
+def observe_check(plan: dict) -> dict:
+    """Seat, then the served project driven through its steps; every captured frame saved as PNG."""
+    from playwright.sync_api import sync_playwright
+
+    check, seat_plan = plan["check"], plan.get("seat") or {}
+    need, mode = seat_plan.get("need", "none"), seat_plan.get("mode", "auto")
+    clock, out = Stopwatch(), Path(plan["out"])
+    report: dict = {"check": check["name"], "failed": None, "notes": [], "frames": {}, "series": {}, "times": {}}
+    with sync_playwright() as playwright:
+        with clock("launch"):
+            browser = launch(playwright, mode)
+        try:
+            with clock("seat"):
+                report["seat"] = probe_seat(browser, mode, need)
+            if refusal(need, mode, report["seat"]) is None:
+                session = drive(browser, check, Path(plan["site"]), clock, report)
+                if session is not None:
+                    report.update(frames=session.save(out), series=session.series, times=session.times,
+                                  timeline=session.timeline())
+        finally:
+            browser.close()
+    report["timings"] = clock.laps
+    return report
+
+
+def drive(browser, check: dict, site: Path, clock: "Stopwatch", report: dict) -> "Session | None":
+    """Serve, open until ready, run the steps; any way the project falls short lands in report["failed"]."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    notes = []
+    if not (site / "index.html").is_file():
+        report["failed"] = f"the build left no {check['serve']}/index.html to serve"
+        return None
+    session = None
     try:
-        with clock("build"):
-            if check.get("build"):
-                notes.append(build(check["build"], workspace, check.get("build_timeout_s", 240)))
-            root = served_root(workspace, check["serve"])
-        with StaticServer(root) as server:
+        with StaticServer(site) as server:
             session = Session(browser, server.url + check.get("path", "/"), check)
             with clock("ready"):
-                notes.append(session.open())
+                report["notes"].append(session.open())
             with clock("steps"):
                 for step in check["steps"]:
                     session.do(step)
+    except CheckFailed as failed:
+        report["failed"] = str(failed)
     except PlaywrightTimeout as exc:  # the page hung a navigation or a capture: the project's doing
-        raise CheckFailed(f"timeout: {str(exc).splitlines()[0]}") from None
-    return session, notes
+        report["failed"] = f"timeout: {str(exc).splitlines()[0]}"
+    return session
 
 
 class Stopwatch:
@@ -374,9 +361,11 @@ class Session:
     def timeline(self) -> str:
         return ", ".join(f"{name} @{t:.1f}s" for name, t in self.times.items())
 
-    def save(self, names: list[str], out_dir: Path) -> None:
-        """Every frame a predicate used, as the PNG Chromium produced (the bytes that were measured)."""
+    def save(self, out_dir: Path) -> dict[str, str]:
+        """Every captured frame, as the PNG Chromium produced (the bytes the host measures): name -> file."""
         out_dir.mkdir(parents=True, exist_ok=True)
-        for name in dict.fromkeys(names):
-            if name in self.pngs:
-                (out_dir / f"{slug(name)}.png").write_bytes(self.pngs[name])
+        files = {}
+        for name, png in self.pngs.items():
+            files[name] = f"{slug(name)}.png"
+            (out_dir / files[name]).write_bytes(png)
+        return files

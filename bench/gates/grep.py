@@ -1,38 +1,55 @@
 """The `grep` check: a regex must (or must not) match in the files globs select.
 
-Globs never leave the workspace and symlinks are not followed, so an agent cannot
-point the grader at a file outside what it produced.
+Decided on the host, straight from the exported workspace tar: nothing the agent
+wrote runs, only regular files count (a symlink or hard link is never followed), and
+no path can leave the workspace because only the archive's own members are read.
 """
 
 from __future__ import annotations
 
 import re
+import tarfile
 from pathlib import Path
 
 MAX_FILE_BYTES = 8 << 20
+ROOT = "workspace/"
 
 
-def _selected(workspace: Path, globs: list[str]) -> list[Path]:
-    root = workspace.resolve()
-    files: set[Path] = set()
-    for pattern in globs:
-        for path in workspace.glob(pattern):
-            if path.is_symlink() or not path.is_file():
-                continue
-            if root in path.resolve().parents:
-                files.add(path)
-    return sorted(files)
+def glob_regex(pattern: str) -> re.Pattern:
+    """A workspace glob as a regex: ``**/`` any folders (or none), ``*`` and ``?`` within one name."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]+/)*")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        else:
+            char = pattern[i]
+            out.append("[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
 
 
-def run(check: dict, workspace: Path) -> tuple[bool, str]:
+def selected(archive: tarfile.TarFile, globs: list[str]) -> list[tarfile.TarInfo]:
+    """Regular files of the workspace whose relative path matches a glob, sorted by name."""
+    patterns = [glob_regex(g.lstrip("./")) for g in globs]
+    members = {}
+    for member in archive.getmembers():
+        name = member.name[len(ROOT):] if member.name.startswith(ROOT) else None
+        if name and member.isreg() and any(p.match(name) for p in patterns):
+            members[name] = member
+    return [members[name] for name in sorted(members)]
+
+
+def run(check: dict, workspace_tar: Path) -> tuple[bool, str]:
     """(passed, detail) naming the files that matched, or that none did."""
     regex = re.compile(check["pattern"], re.MULTILINE)
-    files = _selected(workspace, check["files"])
-    hits = [
-        path.relative_to(workspace).as_posix()
-        for path in files
-        if path.stat().st_size <= MAX_FILE_BYTES and regex.search(path.read_text("utf-8", "replace"))
-    ]
+    with tarfile.open(workspace_tar) as archive:
+        files = selected(archive, check["files"])
+        hits = [m.name[len(ROOT):] for m in files
+                if m.size <= MAX_FILE_BYTES and regex.search(archive.extractfile(m).read().decode("utf-8", "replace"))]
     wanted = check.get("must_match", True)
     where = ", ".join(check["files"])
     if wanted:

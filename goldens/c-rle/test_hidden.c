@@ -2,6 +2,10 @@
 #include <string.h>
 #include "rle.h"
 
+#ifndef BENCH_NONCE
+#define BENCH_NONCE "no-nonce"
+#endif
+
 int main(void) {
     char out[8];
     int bad = 0;
@@ -10,5 +14,6 @@ int main(void) {
     bad |= rle_encode("ab", out, 4) != -1;
     bad |= rle_encode("aaaaaaaaaa", out, 8) != 4 || strcmp(out, "9a1a") != 0;
     puts(bad ? "hidden tests failed" : "hidden tests passed");
+    if (!bad) puts(BENCH_NONCE); /* last, and only from a test that ran to its end */
     return bad;
 }

@@ -40,18 +40,22 @@ def test_shorthand_runs_a_case(docker_client, bench, tmp_path):
     assert result_of(tmp_path, "short", "hello")["verdict"] == "PASS"
 
 
+def _search(marker_halves: tuple[str, str], found: str, nothing: str) -> str:
+    return (f"A={marker_halves[0]}; B={marker_halves[1]}; "
+            'if grep -rqs --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev "$A$B" /; '
+            f"then echo {found}; else echo {nothing}; fi")
+
+
 def test_agent_container_cannot_reach_the_goldens(docker_client, bench, tmp_path, project):
-    search = (
-        f"A={MARKER_HALVES[0]}; B={MARKER_HALVES[1]}; "
-        'if grep -rqs --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev "$A$B" /; '
-        "then echo SEARCH-FOUND-MARKER; else echo SEARCH-FOUND-NOTHING; fi"
-    )
-    # Positive control: the same search in the grader, where the goldens are mounted, finds it.
+    search = _search(MARKER_HALVES, "SEARCH-FOUND-MARKER", "SEARCH-FOUND-NOTHING")
+    # Positive control: a check given a withheld file holding the marker finds it, so the search works.
+    (project / "goldens" / "hello" / "probe.txt").write_text("".join(MARKER_HALVES) + "\n")
     gate = project / "goldens" / "hello" / "gate.toml"
     gate.write_text(gate.read_text() + f"""
 [[checks]]
 kind = "command"
-name = "control: the grader sees the goldens"
+name = "control: a check sees its own withheld file"
+withheld = ["probe.txt"]
 run = '{search}'
 stdout_matches = ['SEARCH-FOUND-MARKER']
 """)
@@ -60,7 +64,32 @@ stdout_matches = ['SEARCH-FOUND-MARKER']
     assert "SEARCH-FOUND-NOTHING" in transcript
     assert "SEARCH-FOUND-MARKER" not in transcript
     checks = {c["name"]: c for c in result_of(tmp_path, "iso", "hello")["checks"]}
-    assert checks["control: the grader sees the goldens"]["passed"] is True
+    assert checks["control: a check sees its own withheld file"]["passed"] is True
+
+
+def test_no_grader_check_sees_the_reference_solution_or_another_checks_files(docker_client, bench, tmp_path, project):
+    halves = ("BENCH-SOLUTION-", "ONLY-7f3a91")
+    (project / "goldens" / "hello" / "solution" / "marker.txt").write_text("".join(halves) + "\n")
+    (project / "goldens" / "hello" / "probe.txt").write_text("".join(MARKER_HALVES) + "\n")
+    gate = project / "goldens" / "hello" / "gate.toml"
+    gate.write_text(gate.read_text() + f"""
+[[checks]]
+kind = "command"
+name = "a check with a withheld file"
+withheld = ["probe.txt"]
+run = 'test -f "$BENCH_WITHHELD/probe.txt" && echo present; touch "$BENCH_WITHHELD/probe.txt" 2>/dev/null; echo exit=$?'
+stdout_matches = ['^present$', '^exit=1$']
+
+[[checks]]
+kind = "command"
+name = "no solution, no other check's file"
+run = '{_search(halves, "FOUND-SOLUTION", "NO-SOLUTION")}; {_search(MARKER_HALVES, "FOUND-PROBE", "NO-PROBE")}'
+stdout_matches = ['^NO-SOLUTION$', '^NO-PROBE$']
+""")
+    bench("run", "hello", "--agent", "null", "--label", "nosol", root=project, check_rc=0)
+    checks = {c["name"]: c for c in result_of(tmp_path, "nosol", "hello")["checks"]}
+    assert checks["a check with a withheld file"]["passed"] is True, checks["a check with a withheld file"]["detail"]
+    assert checks["no solution, no other check's file"]["passed"] is True, checks["no solution, no other check's file"]["detail"]
 
 
 def test_planted_verdict_files_change_nothing(docker_client, bench, tmp_path):

@@ -1,0 +1,120 @@
+"""The grade phase, on the host: run each withheld check, then decide the verdict here.
+
+Why on the host: whatever runs beside the graded code can be subverted by it (import
+shadowing, a forged result line, a killed or flooded runner). So the host walks the
+gate itself, check by check, and each check kind is an executor that returns an
+observation-based ``CheckResult``:
+
+* ``grep`` reads the exported workspace tar here; nothing the agent wrote runs.
+* ``command`` runs in a fresh container of its own (bench/grading/command.py): the
+  graded code as uid 1000, only that check's withheld files, its output capped; nothing
+  survives into the next check, and Docker, not a process the graded code can reach,
+  reports how it ended.
+* ``browser`` builds in one fresh container and is observed in another
+  (bench/grading/browser.py); the host decodes the frames and decides the predicates.
+
+The verdict is derived from the gate and these results alone (``decide``); a list of
+results that does not match the gate check for check is a harness fault (ERROR).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..errors import InfrastructureError
+from ..gatespec import Check, GateSpec
+from ..models import CheckResult, Limits, Verdict
+from ..sandbox import SandboxFactory
+
+
+@dataclass
+class SeatProbes:
+    """One seat probe per grader image and seat plan per run: the seat is the host's, not the trial's."""
+
+    seen: dict[tuple, dict[str, str]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass(frozen=True)
+class GradeContext:
+    """What grading one trial needs, and nothing it could write back into."""
+
+    sandboxes: SandboxFactory
+    labels: Callable[[str], dict[str, str]]  # role -> the run's container labels
+    image: str  # grader image ID
+    limits: Limits
+    goldens: Path
+    workspace_tar: Path
+    gate_log: Path
+    artifacts: Path
+    wheel: Path
+    seat_need: str = "none"
+    seat_mode: str | None = None
+    seat_probes: SeatProbes = field(default_factory=SeatProbes)
+
+
+@dataclass(frozen=True)
+class GradeOutcome:
+    verdict: Verdict
+    reason: str
+    checks: tuple[CheckResult, ...]
+    seat: dict[str, str] | None
+    seconds: float = 0.0
+
+
+def grade(ctx: GradeContext, gate: GateSpec) -> GradeOutcome:
+    """Every check runs (so the record shows each one) within the gate's wall clock; then decide."""
+    from . import browser, command, grep
+
+    executors = {"command": command.run, "grep": grep.run, "browser": browser.run}
+    started = time.monotonic()
+    deadline = started + gate.timeout_s
+    results = []
+    for check in gate.checks:
+        left = deadline - time.monotonic()
+        if left <= 1:
+            results.append(not_run(check, f"not run: the gate's {gate.timeout_s} s wall clock was spent"))
+            continue
+        began = time.monotonic()
+        result = executors[check.kind](ctx, check, left)
+        results.append(result.model_copy(update={"duration_s": round(time.monotonic() - began, 3)}))
+    verdict, reason = decide(gate, results)
+    seat = next((r.seat for r in results if r.seat), None)
+    return GradeOutcome(verdict, reason, tuple(results), seat, round(time.monotonic() - started, 3))
+
+
+def decide(gate: GateSpec, results: list[CheckResult]) -> tuple[Verdict, str]:
+    """The verdict from the gate and the results: refused seat -> INCOMPLETE, gating failure -> FAIL.
+
+    A refused seat wins over a failure: the seat is part of the case, so a partial
+    observation is never charged to the agent.
+    """
+    expected = [(c.name, c.kind) for c in gate.checks]
+    got = [(r.name, r.kind) for r in results]
+    if got != expected:
+        raise InfrastructureError(f"grader fault: the results {got} do not match the gate's checks {expected}")
+    refused = [r for r in results if r.gating and r.incomplete]
+    failed = [r for r in results if r.gating and not r.passed]
+    if refused:
+        return Verdict.INCOMPLETE, f"check '{refused[0].name}' could not observe: {_first_line(refused[0].detail)}"
+    if failed:
+        return Verdict.FAIL, f"check '{failed[0].name}' failed: {_first_line(failed[0].detail)}"
+    return Verdict.PASS, ""
+
+
+def not_run(check: Check, detail: str) -> CheckResult:
+    return CheckResult(name=check.name, kind=check.kind, gating=check.gating, passed=False, detail=detail)
+
+
+def log_line(ctx: GradeContext, text: str) -> None:
+    """gate.log is written by the host: what each check did, never a host path or a withheld file's name."""
+    with open(ctx.gate_log, "a", encoding="utf-8") as handle:
+        handle.write(text.rstrip("\n") + "\n")
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""

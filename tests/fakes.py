@@ -1,0 +1,116 @@
+"""A ``Sandbox`` without Docker: files in memory, behaviour scripted per container role.
+
+Why: the verdict mapping of ``run_trial`` (PASS / FAIL / INCOMPLETE / ERROR, timeouts,
+budgets, interruptions, grader faults) is pure logic over what containers did; with
+this fake, unit tests drive the real lifecycle code through all of it in milliseconds.
+Integration tests prove the Docker side separately, on a real engine.
+
+A behaviour is ``fn(box) -> Outcome``; it may read and change ``box.files`` (path ->
+bytes, paths as in the container, e.g. ``workspace/hello.txt``) and print with
+``box.say(stdout=..., stderr=...)``.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+from typing import Callable
+
+from bench.errors import InfrastructureError
+from bench.sandbox import BudgetExceeded, MiB, Outcome, SandboxSpec
+
+Behaviour = Callable[["FakeSandbox"], Outcome]
+
+
+def ok(box: "FakeSandbox") -> Outcome:
+    return Outcome(0, False, 0.01)
+
+
+class FakeEngine:
+    """The factory handed to RunContext.sandboxes: one FakeSandbox per spec, behaviour by role."""
+
+    def __init__(self, behaviours: dict[str, Behaviour] | None = None, fail_create: str | None = None) -> None:
+        self.behaviours = behaviours or {}
+        self.fail_create = fail_create  # a role whose creation fails like an unreachable engine
+        self.created: list[FakeSandbox] = []
+
+    def __call__(self, spec: SandboxSpec) -> "FakeSandbox":
+        if spec.role == self.fail_create:
+            raise InfrastructureError("Docker engine went away while creating a container")
+        box = FakeSandbox(spec, self.behaviours.get(spec.role, ok))
+        self.created.append(box)
+        return box
+
+    def roles(self) -> list[str]:
+        return [box.spec.role for box in self.created]
+
+
+class FakeSandbox:
+    def __init__(self, spec: SandboxSpec, behaviour: Behaviour) -> None:
+        self.spec, self.behaviour = spec, behaviour
+        self.files: dict[str, bytes] = {}
+        self.stdout, self.stderr = "", ""
+        self.destroyed = False
+
+    def __enter__(self) -> "FakeSandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
+
+    def put(self, data, at: str = "/") -> None:
+        raw = data if isinstance(data, bytes) else data.read()
+        with tarfile.open(fileobj=io.BytesIO(raw)) as archive:
+            for member in archive.getmembers():
+                if member.isreg():
+                    name = f"{at.strip('/')}/{member.name}".strip("/")
+                    self.files[name] = archive.extractfile(member).read()
+
+    put_tar = put
+
+    def say(self, stdout: str = "", stderr: str = "") -> None:
+        self.stdout += stdout
+        self.stderr += stderr
+
+    def start(self) -> None:
+        pass
+
+    def run(self, timeout_s: float, log_to: Path | None = None) -> Outcome:
+        outcome = self.behaviour(self)
+        if log_to is not None:
+            with open(log_to, "a") as handle:
+                handle.write(self.stdout + self.stderr)
+        return outcome
+
+    wait = run
+
+    def exec(self, command: list[str]) -> tuple[int, str]:
+        return 0, ""
+
+    def output(self, stdout: bool = True, stderr: bool = True) -> str:
+        return (self.stdout if stdout else "") + (self.stderr if stderr else "")
+
+    def export(self, path: str, to: Path, max_bytes: int) -> int:
+        prefix = path.strip("/") + "/"
+        top = Path(path).name
+        chosen = {name: data for name, data in self.files.items() if name.startswith(prefix)}
+        if not chosen:
+            raise InfrastructureError(f"exporting {path}: no such folder")
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+            for name, data in sorted(chosen.items()):
+                info = tarfile.TarInfo(f"{top}/{name[len(prefix):]}")
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+        if len(buffer.getvalue()) > max_bytes:
+            raise BudgetExceeded("export", f"export budget: the workspace export passed {max_bytes // MiB} MiB "
+                                           f"and was stopped there")
+        to.write_bytes(buffer.getvalue())
+        return len(buffer.getvalue())
+
+    def commit(self, repository: str, tag: str, labels: dict[str, str]) -> str:
+        return "sha256:" + "0" * 64
+
+    def destroy(self) -> None:
+        self.destroyed = True
