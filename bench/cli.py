@@ -6,11 +6,12 @@ failure the user should look at (an ERROR trial, a provenance difference), 2 bad
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
-from pathlib import Path
-
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable
 
 import click
 from rich.console import Console
@@ -33,6 +34,68 @@ class DefaultToRun(click.Group):
         return super().parse_args(ctx, args)
 
 
+# --- option sets: each option declared once, each set named for what it fills -----------------
+
+
+def option_set(*options: Callable) -> Callable:
+    """Several click options applied as one decorator, in the order given (that is --help's order)."""
+    def apply(command: Callable) -> Callable:
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return apply
+
+
+ca_bundle_option = click.option(
+    "--ca-bundle", envvar="BENCH_CA_BUNDLE",
+    help="Extra CA bundle to trust in image builds (and, in `bench run`, in agent containers given a network) "
+         "[env BENCH_CA_BUNDLE].")
+
+
+def results_option(help: str = "Folder holding the label folders.") -> Callable:
+    return click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path), help=help)
+
+
+# Each destination is a field name of RunRequest (bench/run.py), so the request is built by name.
+run_options = option_set(
+    click.option("--label", help="Results folder name under --results (default: a UTC timestamp)."),
+    click.option("--agent", default="oracle", show_default=True, help="oracle, null, command, claude-code or codex."),
+    click.option("--agent-cmd", help="Shell command for --agent command ({prompt_file}, {workspace})."),
+    click.option("--trials", default=1, show_default=True, type=int, help="Trials per case x arm."),
+    click.option("--timeout", "timeout_s", type=int, help="Agent wall clock in seconds (default: the case's)."),
+    results_option("Where label folders are written."),
+    ca_bundle_option,
+    click.option("--arm", "arms", multiple=True, metavar="NAME=SPEC",
+                 help="An arm to run, e.g. base=context:with-context or cand=context:bare,model:M (repeatable)."),
+    click.option("--concurrency", type=int, help="Trials at once (default: one per core, at most 4)."),
+    click.option("--seat", type=click.Choice(["software", "gpu"]),
+                 help="software: accept a software WebGPU seat (stamped on every record); gpu: give graders the "
+                      "host's NVIDIA GPU. Default: software rendering, and cases that need a GPU are INCOMPLETE."),
+    click.option("--subject", metavar="PATH|GIT_URL@COMMIT",
+                 help="Replace the cases' pinned subject with a checkout or .tgz (PATH) or a commit; packed to a "
+                      "tarball."),
+)
+
+# Each destination is a field name of AgentOptions (bench/agents/__init__.py).
+agent_options = option_set(
+    click.option("--model", help="Model for model-driven agents (claude-code, codex); an arm's model:NAME wins."),
+    click.option("--model-script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                 help="Serve the model from this script (JSON/TOML turns) on a local endpoint, offline (claude-code)."),
+    click.option("--max-turns", type=int, help="Model turns the agent CLI may take (default: the case's, 50)."),
+    click.option("--agent-env", "env", multiple=True, metavar="NAME",
+                 help="Environment variable handed to --agent command as a credential, redacted from records "
+                      "(repeatable)."),
+    click.option("--agent-network", "network", is_flag=True,
+                 help="Give --agent command the bridge network instead of none."),
+)
+
+
+def by_name(model: type, values: dict[str, Any]) -> dict[str, Any]:
+    """The values whose names are fields of the dataclass ``model``; repeatable options' tuples as lists."""
+    names = {field.name for field in dataclasses.fields(model)}
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in values.items() if key in names}
+
+
 @click.group(cls=DefaultToRun)
 @click.version_option(__version__, prog_name="bench")
 def cli() -> None:
@@ -47,37 +110,15 @@ def _project():
 
 @cli.command()
 @click.argument("cases", nargs=-1, required=True)
-@click.option("--label", help="Results folder name under --results (default: a UTC timestamp).")
-@click.option("--agent", default="oracle", show_default=True, help="oracle, null, command, claude-code or codex.")
-@click.option("--agent-cmd", help="Shell command for --agent command ({prompt_file}, {workspace}).")
-@click.option("--trials", default=1, show_default=True, type=int, help="Trials per case x arm.")
-@click.option("--timeout", "timeout_s", type=int, help="Agent wall clock in seconds (default: the case's).")
-@click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path))
-@click.option("--ca-bundle", envvar="BENCH_CA_BUNDLE", help="Extra CA bundle to trust in builds [env BENCH_CA_BUNDLE].")
-@click.option("--arm", "arms", multiple=True, metavar="NAME=SPEC",
-              help="An arm to run, e.g. base=context:with-context or cand=context:bare,model:M (repeatable).")
-@click.option("--concurrency", type=int, help="Trials at once (default: one per core, at most 4).")
-@click.option("--seat", type=click.Choice(["software", "gpu"]),
-              help="software: accept a software WebGPU seat (stamped on every record); gpu: give graders the host's "
-                   "NVIDIA GPU. Default: software rendering, and cases that need a GPU are INCOMPLETE.")
-@click.option("--subject", metavar="PATH|GIT_URL@COMMIT",
-              help="Replace the cases' pinned subject with a checkout or .tgz (PATH) or a commit; packed to a tarball.")
-@click.option("--model", help="Model for model-driven agents (claude-code, codex); an arm's model:NAME wins.")
-@click.option("--model-script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Serve the model from this script (JSON/TOML turns) on a local endpoint, offline (claude-code).")
-@click.option("--max-turns", type=int, help="Model turns the agent CLI may take (default: the case's, 50).")
-@click.option("--agent-env", "agent_env", multiple=True, metavar="NAME",
-              help="Environment variable handed to --agent command as a credential, redacted from records (repeatable).")
-@click.option("--agent-network", is_flag=True, help="Give --agent command the bridge network instead of none.")
-def run(cases, label, agent, agent_cmd, trials, timeout_s, results, ca_bundle, arms, concurrency, seat, subject,
-        model, model_script, max_turns, agent_env, agent_network) -> None:
+@run_options
+@agent_options
+def run(cases: tuple[str, ...], **options: Any) -> None:
     """Run CASES with an agent, each trial in fresh containers; same --label resumes."""
     from .agents import AgentOptions
     from .run import RunRequest, execute
 
-    options = AgentOptions(model, model_script, max_turns, list(agent_env), agent_network)
-    request = RunRequest(list(cases), agent, agent_cmd, label, trials, timeout_s, results, ca_bundle,
-                         list(arms), concurrency, seat=seat, subject=subject, agent_options=options)
+    request = RunRequest(cases=list(cases), **by_name(RunRequest, options),
+                         agent_options=AgentOptions(**by_name(AgentOptions, options)))
     outcome = execute(request, _project(), say=lambda line: err.print(line, markup=False))
     _summary_table(outcome.summary)
     console.print(f"results: {outcome.paths.dir}")
@@ -125,10 +166,10 @@ def images() -> None:
 
 @images.command("build")
 @click.argument("names", nargs=-1)
-@click.option("--ca-bundle", envvar="BENCH_CA_BUNDLE", help="Extra CA bundle to trust [env BENCH_CA_BUNDLE].")
+@ca_bundle_option
 def images_build(names, ca_bundle) -> None:
     """Build NAMES (default: all) when their tag is missing, and record them in the lock."""
-    from .images import build_and_lock
+    from .lock import build_and_lock
 
     for entry in build_and_lock(_project(), list(names), ca_bundle, log=lambda line: err.print(line, markup=False)):
         console.print(f"{entry.name:12} {entry.tag:36} {entry.id[:19]}")
@@ -137,7 +178,7 @@ def images_build(names, ca_bundle) -> None:
 @images.command("list")
 def images_list() -> None:
     """Name, tag, image ID and size of every image, and whether the lock agrees."""
-    from .images import listing
+    from .lock import listing
 
     table = Table("name", "tag", "image ID", "size", "lock")
     for row in listing(_project()):
@@ -162,7 +203,7 @@ def _progress(title: str):
 @images.command("rebuild")
 @click.argument("names", nargs=-1)
 @click.option("--check", is_flag=True, help="Leave every locked tag where it is; only compare.")
-@click.option("--ca-bundle", envvar="BENCH_CA_BUNDLE", help="Extra CA bundle to trust [env BENCH_CA_BUNDLE].")
+@ca_bundle_option
 def images_rebuild(names, check, ca_bundle) -> None:
     """Rebuild NAMES (default: all) from images/ without cache and compare with the lock.
 
@@ -185,10 +226,10 @@ def images_rebuild(names, check, ca_bundle) -> None:
 
 @images.command("lock")
 @click.argument("names", nargs=-1)
-@click.option("--ca-bundle", envvar="BENCH_CA_BUNDLE", help="Extra CA bundle to trust [env BENCH_CA_BUNDLE].")
+@ca_bundle_option
 def images_lock(names, ca_bundle) -> None:
     """Rewrite the lock from the current images (NAMES, default all) after an intended change."""
-    from .images import relock
+    from .lock import relock
 
     with _progress("locking images") as (step, log):
         changes = relock(_project(), list(names), ca_bundle, log=log)
@@ -202,7 +243,7 @@ def images_lock(names, ca_bundle) -> None:
 @click.option("--name", required=True, help="Name to lock the image under (not one images/ already builds).")
 def images_load(archive: Path, name: str) -> None:
     """Load a Nix dockerTools image tarball (`nix build .#IMAGE`) and record it in the lock."""
-    from .images import load_archive
+    from .lock import load_archive
 
     with _progress(f"loading {archive}") as (step, log):
         entry = load_archive(_project(), archive, name, log=log)
@@ -212,8 +253,7 @@ def images_load(archive: Path, name: str) -> None:
 
 @images.command("prune")
 @click.argument("names", nargs=-1)
-@click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path),
-              help="Results whose provenance.json image IDs are kept.")
+@results_option("Results whose provenance.json image IDs are kept.")
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 def images_prune(names, results: Path, dry_run: bool) -> None:
     """Remove harness images (NAMES, default all) no lock entry or kept result names, and dead runs' stopped containers."""
@@ -260,8 +300,7 @@ def schema(check: bool) -> None:
 @click.option("--allow-drift", is_flag=True,
               help="Compare even when case, goldens, grader image, harness or seat class differ (each is printed).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
-@click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path),
-              help="Where label names are looked up (a path works as well).")
+@results_option("Where label names are looked up (a path works as well).")
 def compare_cmd(baseline: str, candidate: str, allow_drift: bool, as_json: bool, results: Path) -> None:
     """Compare two labels: pass rates, paired tests, metrics, guardrail floor.
 
@@ -284,7 +323,7 @@ def compare_cmd(baseline: str, candidate: str, allow_drift: bool, as_json: bool,
 
 @cli.command("report")
 @click.argument("label")
-@click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path))
+@results_option("Where the label name is looked up (a path works as well).")
 def report(label: str, results: Path) -> None:
     """Write LABEL's report.html: pass-rate chart, every trial, every saved frame."""
     from .compare import resolve_label

@@ -1,4 +1,4 @@
-"""`bench compare` and the per-arm statistics behind every summary.
+"""`bench compare`: two labels, refused unless comparable, then paired per case x arm.
 
 A comparison is only evidence when both sides graded the same thing the same way, so
 comparability comes first: for every case both labels share, the case and goldens
@@ -22,89 +22,22 @@ drift or a guardrail broken; 2 bad usage (a missing or empty label folder).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError, computed_field
+from pydantic import BaseModel, computed_field
 from rich.table import Table
 
-from .errors import UsageError
-from .models import ArmSummary, CheckTally, MetricSpread, Provenance, TrialResult, Verdict
+from .errors import RecordError, UsageError
+from .models import ArmSummary, FloorRow, MetricSpread, Provenance, TrialResult, Verdict
 from .paths import RunPaths
-from .stats import (
-    guardrail_floor,
-    mcnemar_exact,
-    paired_bootstrap_diff,
-    pass_at_k,
-    percent_change,
-    spread,
-    wilson_interval,
-)
+from .readback import read_record, rerun_fix
+from .stats import guardrail_floor, mcnemar_exact, paired_bootstrap_diff, percent_change
+from .summary import VALID, quality, summarize_arm
 
-VALID = (Verdict.PASS, Verdict.FAIL)
-PASS_AT = (1, 3, 5, 10)
 MIN_VALID = 3
 MISSING = "(no provenance.json)"
-
-
-# --- per-arm statistics (also what summary.json holds) --------------------------------
-
-
-def summarize_arm(case: str, arm: str, results: list[TrialResult]) -> ArmSummary:
-    """Counts, Wilson interval, pass@k, per-check tallies and metric spreads of one case x arm."""
-    counts = {verdict: 0 for verdict in Verdict}
-    for result in results:
-        counts[result.verdict] += 1
-    passed, graded = counts[Verdict.PASS], counts[Verdict.PASS] + counts[Verdict.FAIL]
-    valid = [r for r in results if r.verdict in VALID]
-    return ArmSummary(
-        case=case, arm=arm, counts=counts,
-        pass_rate=passed / graded if graded else None,
-        pass_interval=wilson_interval(passed, graded) if graded else None,
-        pass_at_k={k: pass_at_k(graded, passed, k) for k in PASS_AT if graded >= k},
-        checks=_check_tallies(results),
-        metrics=_spreads([trial_metrics(r) for r in valid]),
-    )
-
-
-def trial_metrics(result: TrialResult) -> dict[str, float]:
-    """Cost-side metrics of one trial: wall time (sum of its phases) and whatever usage it recorded."""
-    # phases are recorded to the millisecond; rounding keeps float noise out of the report
-    metrics = {"wall_s": round(sum(result.phases.values()), 3)} if result.phases else {}
-    return {**metrics, **result.usage}
-
-
-def quality(result: TrialResult) -> dict[str, float]:
-    """Quality metrics of one valid trial, the ones the guardrail floor holds: pass and check metrics."""
-    metrics = {"pass": 1.0 if result.verdict is Verdict.PASS else 0.0}
-    for check in result.checks:
-        metrics.update({f"{check.name}/{key}": value for key, value in check.metrics.items()})
-    return metrics
-
-
-def _check_tallies(results: list[TrialResult]) -> list[CheckTally]:
-    """Pass counts over every trial that ran the check; its metrics over valid trials only."""
-    names = list(dict.fromkeys(check.name for r in results for check in r.checks))
-    tallies = []
-    for name in names:
-        ran = [(r, check) for r in results for check in r.checks if check.name == name]
-        tallies.append(CheckTally(
-            name=name, gating=ran[0][1].gating, passed=sum(check.passed for _, check in ran), total=len(ran),
-            metrics=_spreads([check.metrics for r, check in ran if r.verdict in VALID]),
-        ))
-    return tallies
-
-
-def _spreads(rows: list[dict[str, float]]) -> dict[str, MetricSpread]:
-    """Median (min-max) of every key any row has, over the rows that have it; NaN is no value."""
-    spreads = {}
-    for key in dict.fromkeys(key for row in rows for key in row):
-        found = spread(row[key] for row in rows if key in row and not math.isnan(row[key]))
-        if found is not None:
-            spreads[key] = MetricSpread(**asdict(found))
-    return spreads
 
 
 # --- loading ---------------------------------------------------------------------------
@@ -141,14 +74,10 @@ def load_groups(paths: RunPaths) -> Groups:
         )
     groups: Groups = {}
     for trial in trials:
+        result = read_record(trial.result, TrialResult, rerun_fix(trial))
         try:
-            result = TrialResult.model_validate_json(trial.result.read_text())
-        except ValidationError as exc:
-            raise UsageError(f"{trial.result}: not a valid result record: {exc.errors()[0]['msg']} — "
-                             f"rerun that trial or remove its folder") from exc
-        try:
-            provenance = Provenance.model_validate_json(trial.provenance.read_text())
-        except (OSError, ValidationError):
+            provenance = read_record(trial.provenance, Provenance, "")
+        except (OSError, RecordError):
             provenance = None
         groups.setdefault(result.case, {}).setdefault(result.arm, []).append(Trial(result, provenance))
     for arms in groups.values():
@@ -250,13 +179,6 @@ class MetricRow(BaseModel):
     change_pct: float | None = None
 
 
-class FloorRow(BaseModel):
-    metric: str
-    baseline_worst: float | None
-    candidate_worst: float | None
-    holds: bool
-
-
 class PairComparison(BaseModel):
     """One case x arm pair: both sides' statistics, the paired test and the floor."""
 
@@ -312,8 +234,7 @@ def _floor_rows(base: list[TrialResult], cand: list[TrialResult]) -> list[FloorR
     b = [quality(r) for r in base if r.verdict in VALID]
     c = [quality(r) for r in cand if r.verdict in VALID]
     names = [n for n in dict.fromkeys(k for row in b for k in row) if any(n in row for row in c)]
-    checks = (guardrail_floor(n, [row[n] for row in b if n in row], [row[n] for row in c if n in row]) for n in names)
-    return [FloorRow(**asdict(check)) for check in checks]
+    return [guardrail_floor(n, [row[n] for row in b if n in row], [row[n] for row in c if n in row]) for n in names]
 
 
 class CompareReport(BaseModel):

@@ -24,6 +24,7 @@ RUN_LABEL = "bench.run"
 PID_LABEL = "bench.pid"
 HOST_LABEL = "bench.host"
 ROLE_LABEL = "bench.role"
+HARNESS = "hermetic-bench"  # the value of HARNESS_LABEL on everything the harness makes
 
 
 def engine_address() -> str:
@@ -45,26 +46,35 @@ def connect(timeout: int = 120) -> docker.DockerClient:
 
 @contextmanager
 def engine_faults(doing: str) -> Iterator[None]:
-    """Turn any engine failure inside the block into an InfrastructureError naming the step."""
+    """Turn any engine failure inside the block into an InfrastructureError naming the step.
+
+    APIError is caught first: docker-py's APIError is a requests HTTPError, hence an
+    OSError, so the connection clause would otherwise report an engine that answered
+    (with an error) as an engine that went away — and a run would stop for it.
+    """
     try:
         yield
-    except (RequestsConnectionError, ConnectionError, socket.error) as exc:
-        raise EngineUnavailable(f"Docker engine went away while {doing}: {exc}") from None
     except APIError as exc:
         raise InfrastructureError(f"Docker engine refused {doing}: {exc.explanation or exc}") from None
+    except (RequestsConnectionError, ConnectionError, socket.error) as exc:
+        raise EngineUnavailable(f"Docker engine went away while {doing}: {exc}") from None
     except DockerException as exc:
         raise InfrastructureError(f"Docker failed while {doing}: {exc}") from None
 
 
+def harness_labels(**extra: str) -> dict[str, str]:
+    """Labels for what outlives a run (images): the harness's mark, nothing about the process."""
+    return {HARNESS_LABEL: HARNESS, **extra}
+
+
+def owner_labels(**extra: str) -> dict[str, str]:
+    """Labels for a short-lived container outside a run: the owning pid and host let cleanup find it."""
+    return harness_labels(**{PID_LABEL: str(os.getpid()), HOST_LABEL: socket.gethostname(), **extra})
+
+
 def run_labels(run_id: str, **extra: str) -> dict[str, str]:
     """Labels for anything a run creates."""
-    return {
-        HARNESS_LABEL: "hermetic-bench",
-        RUN_LABEL: run_id,
-        PID_LABEL: str(os.getpid()),
-        HOST_LABEL: socket.gethostname(),
-        **extra,
-    }
+    return owner_labels(**{RUN_LABEL: run_id, **extra})
 
 
 def remove_run_containers(client: docker.DockerClient, run_id: str) -> int:

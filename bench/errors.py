@@ -33,6 +33,14 @@ class CaseError(UsageError):
         super().__init__(message + (f" — {fix}" if fix else ""))
 
 
+class RecordError(CaseError):
+    """A record the harness wrote (result.json, run.json, ...) that does not read back.
+
+    Same shape as CaseError — file, field, problem, fix — because the user meets it
+    the same way: a file on disk to repair, replace or remove.
+    """
+
+
 class InfrastructureError(BenchError):
     """The engine, an image build or the harness itself failed: the trial is ERROR."""
 

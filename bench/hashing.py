@@ -67,6 +67,18 @@ def tree_digest(root: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
+def short_tag(digest: str) -> str:
+    """The first 16 hex digits of a digest ("sha256:..." or bare hex): the one rule for image tags.
+
+    64 bits keep tags readable and make an accidental collision between two build
+    inputs negligible; every tag the harness derives from a digest uses this length.
+    """
+    hex_part = digest.split(":", 1)[1] if ":" in digest else digest
+    if len(hex_part) < 16 or any(c not in "0123456789abcdef" for c in hex_part[:16].lower()):
+        raise ValueError(f"{digest!r} is not a SHA-256 digest (sha256:<hex> or <hex>)")
+    return hex_part[:16]
+
+
 def combine(parts: dict[str, str]) -> str:
     """One digest from named digests, order-independent."""
     digest = hashlib.sha256()

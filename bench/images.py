@@ -9,7 +9,8 @@ image ID, so a tag that exists is an image that is up to date and nothing is reb
 An image's identity for reproducibility is its *content digest* (bench/hashing.py),
 cached per image ID with the dpkg package list and the per-path entries, so a later
 rebuild can say which packages and which paths drifted (bench/rebuild.py). Images made
-by Nix dockerTools enter through ``load_archive`` and are locked like any other.
+by Nix dockerTools enter through ``bench.lock.load_archive`` and are locked like any
+other; the lock itself, and the level a result reaches from it, are bench/lock.py's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import io
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tarfile
 import tempfile
@@ -32,10 +32,11 @@ import docker
 from docker.errors import ImageNotFound
 
 from .cases import load_toml
-from .engine import HARNESS_LABEL, HOST_LABEL, PID_LABEL, engine_faults
+from .engine import engine_faults, harness_labels, owner_labels
 from .errors import CaseError, InfrastructureError, UsageError
-from .hashing import combine, filesystem_digest, sha256_file, tree_digest
-from .models import ImageLock, ImageRecord, ImageSpec, LockEntry
+from .hashing import combine, filesystem_digest, sha256_file, short_tag, tree_digest
+from .lock import reproducibility_level  # noqa: F401 — trial.py imports it from here; its home is bench/lock.py
+from .models import ImageRecord, ImageSpec, LockEntry
 from .paths import Project
 from .trust import trusted_bundle
 
@@ -100,7 +101,7 @@ class Images:
         return trusted_bundle(self.ca) if spec.needs_ca else self.ca
 
     def tag(self, name: str) -> str:
-        return f"bench/{name}:{self.context_hash(name).split(':')[1][:16]}"
+        return f"bench/{name}:{short_tag(self.context_hash(name))}"
 
     def ensure(self, name: str, force: bool = False) -> ImageRecord:
         """The image's record, building it (and its parents) only when its tag is missing."""
@@ -151,7 +152,7 @@ class Images:
             self._mmdebstrap(spec, rootfs)
             archive = Path(tmp) / "image.tar"
             write_docker_archive(rootfs, archive, tag, spec.source_date_epoch,
-                                 {HARNESS_LABEL: "hermetic-bench", "bench.image": name})
+                                 harness_labels(**{"bench.image": name}))
             with open(archive, "rb") as handle:
                 self.client.images.load(handle.read())
         return self.client.images.get(tag)
@@ -190,7 +191,7 @@ class Images:
         with engine_faults(f"building image {name}"):
             stream = self.client.api.build(
                 tag=tag, rm=True, forcerm=True, pull=False, decode=True,
-                labels={HARNESS_LABEL: "hermetic-bench", "bench.image": name, **(labels or {})}, **build,
+                labels=harness_labels(**{"bench.image": name, **(labels or {})}), **build,
             )
             for chunk in stream:
                 if "error" in chunk:
@@ -225,9 +226,8 @@ class Images:
         has_spec = (self.project.image_dir(name) / "image.toml").is_file()
         spec = self.spec(name) if has_spec else ImageSpec()
         # pid and host labels let `bench images prune` remove this container if we die mid-export.
-        labels = {HARNESS_LABEL: "hermetic-bench", PID_LABEL: str(os.getpid()), HOST_LABEL: socket.gethostname()}
         with engine_faults(f"exporting image {name} for its content digest"):
-            container = self.client.containers.create(image_id, command=["true"], labels=labels)
+            container = self.client.containers.create(image_id, command=["true"], labels=owner_labels())
             try:
                 reader = _StreamReader(container.export())
                 digest, entries, captured = filesystem_digest(
@@ -326,150 +326,3 @@ def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes, epoch: int) -> 
     info = tarfile.TarInfo(name)
     info.size, info.mtime, info.mode = len(data), epoch, 0o644
     archive.addfile(info, io.BytesIO(data))
-
-
-def read_lock(project: Project) -> ImageLock:
-    if not project.lock_file.is_file():
-        return ImageLock()
-    return ImageLock.model_validate_json(project.lock_file.read_text())
-
-
-def write_lock(project: Project, lock: ImageLock) -> None:
-    project.lock_file.parent.mkdir(parents=True, exist_ok=True)
-    project.lock_file.write_text(lock.model_dump_json(indent=2) + "\n")
-
-
-def carry_verification(old: LockEntry | None, new: LockEntry) -> LockEntry:
-    """Keep what a rebuild proved about the old entry, as far as it still holds for the new one.
-
-    Same ID: the same bytes, so the proof stands. Same content digest, other ID: a rebuild
-    gave this content, so at most "content" stands. Anything else was never verified.
-    """
-    if old is None or old.verified is None or old.content_digest != new.content_digest:
-        return new
-    return new.model_copy(update={"verified": old.verified if old.id == new.id else "content"})
-
-
-def _lock_names(images: Images, lock: ImageLock, names: list[str]) -> list[tuple[LockEntry | None, LockEntry]]:
-    changes = []
-    for name in names:
-        old = lock.images.get(name)
-        entry = carry_verification(old, images.lock_entry(name))
-        lock.images[name] = entry
-        changes.append((old, entry))
-    return changes
-
-
-def build_and_lock(project: Project, names: list[str], ca: str | None, log: Log) -> list[LockEntry]:
-    """`bench images build`: ensure each image (all by default) and record it in the lock."""
-    from .engine import connect
-    from .trust import ca_bundle
-
-    images = Images(connect(), project, ca_bundle(ca), log=log)
-    lock = read_lock(project)
-    changes = _lock_names(images, lock, names or images.names())
-    write_lock(project, lock)
-    return [entry for _, entry in changes]
-
-
-def relock(project: Project, names: list[str], ca: str | None, log: Log) -> list[tuple[LockEntry | None, LockEntry]]:
-    """`bench images lock`: rewrite the lock from the images as they are now, after an intended change.
-
-    Without names every images/ folder is locked and entries whose folder is gone are
-    dropped (loaded dockerTools images have no folder and are kept). Returns (old, new) pairs.
-    """
-    from .engine import connect
-    from .trust import ca_bundle
-
-    images = Images(connect(), project, ca_bundle(ca), log=log)
-    lock = read_lock(project)
-    if not names:
-        known = set(images.names())
-        lock.images = {n: e for n, e in lock.images.items() if n in known or e.builder == "dockertools"}
-    changes = _lock_names(images, lock, names or images.names())
-    write_lock(project, lock)
-    return changes
-
-
-def load_archive(project: Project, archive: Path, name: str, log: Log) -> LockEntry:
-    """`bench images load`: a Nix dockerTools tarball into the engine, recorded in the lock.
-
-    dockerTools writes the image config with a fixed creation time, so the same flake.lock
-    gives the same image ID on any machine: the entry is marked builder="dockertools"
-    (bit-reproducible-capable). A name that images/ already builds is refused, because
-    runs resolve that name from images/ and the lock would then describe another image.
-    """
-    from .engine import connect
-    from .models import NAME
-
-    if not NAME.match(name):
-        raise UsageError(f"--name {name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
-    if (project.image_dir(name) / "image.toml").is_file():
-        raise UsageError(f"images/{name} already builds an image named {name!r}; "
-                         f"load the Nix build under another name (e.g. --name {name}-nix)")
-    if not archive.is_file():
-        raise UsageError(f"{archive} is not a file — pass the tarball `nix build .#<image>` wrote (./result)")
-    client = connect()
-    log(f"loading {archive}")
-    with engine_faults(f"loading {archive}"), open(archive, "rb") as handle:
-        loaded = client.images.load(handle)
-    if len(loaded) != 1:
-        raise UsageError(f"{archive} holds {len(loaded)} images; load one image per --name")
-    image = loaded[0]
-    tag = f"bench/{name}:{image.id.split(':')[1][:16]}"
-    with engine_faults(f"tagging {tag}"):
-        image.tag(*tag.split(":"))
-    data = Images(client, project, log=log).filesystem(name, image.id)
-    entry = LockEntry(name=name, tag=tag, id=image.id, content_digest=data["digest"],
-                      context_hash="sha256:" + sha256_file(archive), packages=data["packages"], builder="dockertools")
-    lock = read_lock(project)
-    entry = carry_verification(lock.images.get(name), entry)
-    lock.images[name] = entry
-    write_lock(project, lock)
-    return entry
-
-
-LEVELS = ("pinned", "content-reproducible", "bit-reproducible")
-
-
-def reproducibility_level(images: dict[str, ImageRecord], project_root: Path) -> str:
-    """The level a result reached: the lowest over every image it used (DESIGN.md, levels 1-3).
-
-    An image counts as content-reproducible when its lock entry has the image's content
-    digest and a rebuild verified that entry; as bit-reproducible when the rebuild gave
-    the very image ID used. An image with no lock entry (a staged image: its setup ran
-    against live registries and nothing rebuilds it) keeps the result at pinned. Never
-    raises: it runs while the record is written, whatever state the lock is in.
-    """
-    try:
-        lock = read_lock(Project(project_root))
-    except Exception:
-        return LEVELS[0]
-    reached = [_image_level(record, lock.images.get(record.name)) for record in images.values()]
-    return min(reached, key=LEVELS.index, default=LEVELS[0])
-
-
-def _image_level(record: ImageRecord, entry: LockEntry | None) -> str:
-    if entry is None or entry.verified is None or record.content_digest is None:
-        return LEVELS[0]
-    if entry.content_digest != record.content_digest:
-        return LEVELS[0]
-    return LEVELS[2] if entry.verified == "bit" and entry.id == record.id else LEVELS[1]
-
-
-def listing(project: Project) -> list[tuple[str, str, str, str, str]]:
-    """Rows for `bench images list`: name, tag, ID, size, and the lock's opinion."""
-    from .engine import connect
-
-    client = connect()
-    lock = read_lock(project)
-    rows = []
-    for image in client.images.list(filters={"label": HARNESS_LABEL}):
-        name = image.labels.get("bench.image", "staged" if image.labels.get("bench.case") else "?")
-        for tag in image.tags or ["<untagged>"]:
-            locked = lock.images.get(name)
-            state = "-" if locked is None else ("locked" if locked.id == image.id else "not in lock")
-            if locked is not None and locked.id == image.id and locked.verified:
-                state += f" ({locked.verified}-verified)"
-            rows.append((name, tag, image.id[7:19], f"{image.attrs['Size'] / 1e6:.0f} MB", state))
-    return sorted(rows)

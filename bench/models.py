@@ -2,8 +2,10 @@
 
 Files read from disk (case.toml, gate.toml, image.toml) forbid unknown fields, so a
 typo is an error rather than a silently ignored setting. Files written carry a
-``schema_version``; their JSON Schemas are published under provenance/schema/.
-Timestamps are UTC-aware.
+``schema_version``; their JSON Schemas are published under provenance/schema/, and
+they forbid unknown fields too, because they are read back (resume, compare, verify):
+a record another harness version wrote is refused by bench/readback.py, never half
+understood. Timestamps are UTC-aware.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 SCHEMA_VERSION = 1
+RUN_SCHEMA_VERSION = 2  # run.json: 2 records each case's inputs as CaseInputs, no longer a flat dict
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
@@ -27,6 +30,20 @@ class Strict(BaseModel):
     """Base of everything read from disk: unknown fields are errors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Record(BaseModel):
+    """Base of everything the harness writes and reads back: unknown fields are errors.
+
+    Not frozen: a trial's result is filled in phase by phase before it is written.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+
+Level = Literal["pinned", "content-reproducible", "bit-reproducible"]
+LEVELS: tuple[str, ...] = get_args(Level)
+"""The reproducibility levels a result can claim, in rising order (DESIGN.md)."""
 
 
 class Verdict(str, Enum):
@@ -104,7 +121,7 @@ class ImageSpec(Strict):
     )
 
 
-class LockEntry(BaseModel):
+class LockEntry(Record):
     name: str
     tag: str
     id: str
@@ -131,7 +148,7 @@ class LockEntry(BaseModel):
         return self.builder in ("mmdebstrap", "dockertools")
 
 
-class ImageLock(BaseModel):
+class ImageLock(Record):
     schema_version: int = SCHEMA_VERSION
     images: dict[str, LockEntry] = Field(default_factory=dict)
 
@@ -156,23 +173,34 @@ class ArmSpec(Strict):
         return value
 
 
-class RunRecord(BaseModel):
+class CaseInputs(Record):
+    """What one case's trials in a label were run with; any change refuses a resume."""
+
+    visible_hash: str
+    goldens_hash: str
+    images: dict[str, str] = Field(description="Image ID by role: agent, grader, agent:<cli layer>.")
+    seat: str | None = Field(None, description="The run's --seat (or auto), for cases that render.")
+    subject_sha256: str | None = Field(None, description="The subject tarball installed, for cases with a subject.")
+
+
+class RunRecord(Record):
     """results/<label>/run.json: what a label was run with, so a resume can refuse drift."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = RUN_SCHEMA_VERSION
     label: str
     harness_version: str
     wheel_sha256: str
     arms: list[ArmSpec]
     timeout_s: int | None = None
-    cases: dict[str, dict[str, str]] = Field(
-        description="Per case: visible_hash, goldens_hash and the image ID of each role.")
+    cases: dict[str, CaseInputs] = Field(description="Per case: its hashes, images, seat and subject.")
 
 
 # --- result.json ----------------------------------------------------------------------
 
 
 class CheckResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a grader reporting a field this harness does not know is ERROR
+
     name: str
     kind: str
     gating: bool
@@ -196,7 +224,7 @@ class CheckResult(BaseModel):
     )
 
 
-class TrialResult(BaseModel):
+class TrialResult(Record):
     """results/<label>/<case>/<arm>/trial-<n>/result.json"""
 
     schema_version: int = SCHEMA_VERSION
@@ -230,34 +258,34 @@ class TrialResult(BaseModel):
 # --- provenance.json ------------------------------------------------------------------
 
 
-class HarnessRecord(BaseModel):
+class HarnessRecord(Record):
     version: str
     git_sha: str | None
     dirty: bool
     wheel_sha256: str
 
 
-class CaseRecord(BaseModel):
+class CaseRecord(Record):
     id: str
     visible_hash: str
     goldens_hash: str
 
 
-class ImageRecord(BaseModel):
+class ImageRecord(Record):
     name: str
     tag: str
     id: str
     content_digest: str | None = None
 
 
-class AgentRecord(BaseModel):
+class AgentRecord(Record):
     name: str
     version: str
     binary_sha256: str | None = None
     model: str | None = None
 
 
-class EngineRecord(BaseModel):
+class EngineRecord(Record):
     version: str
     api_version: str
 
@@ -265,7 +293,7 @@ class EngineRecord(BaseModel):
         super().__init__(version=version, api_version=api_version, **data)
 
 
-class SubjectRecord(BaseModel):
+class SubjectRecord(Record):
     """The package under test, always as a tarball whose SHA-256 is what was installed."""
 
     name: str = Field(description="The pin's name in provenance/subjects.toml.")
@@ -278,7 +306,7 @@ class SubjectRecord(BaseModel):
     dirty: bool | None = Field(None, description="The checkout had uncommitted changes when packed.")
 
 
-class Provenance(BaseModel):
+class Provenance(Record):
     """results/<label>/<case>/<arm>/trial-<n>/provenance.json"""
 
     schema_version: int = SCHEMA_VERSION
@@ -297,18 +325,21 @@ class Provenance(BaseModel):
     limits: Limits
     command_line: list[str]
     timings: dict[str, float] = Field(default_factory=dict, description="Seconds per phase of this trial.")
-    reproducibility: Literal["pinned", "content-reproducible", "bit-reproducible"] = "pinned"
+    reproducibility: Level = "pinned"
     recorded_at: datetime
 
 
-class Manifest(BaseModel):
+class Manifest(Record):
     """SHA-256 of every file recorded beside it (itself excluded)."""
 
     schema_version: int = SCHEMA_VERSION
     files: dict[str, str]
 
 
-class MetricSpread(BaseModel):
+# --- statistics (bench/stats.py computes them; summaries and compare report them) ---------
+
+
+class MetricSpread(Strict):
     """Median and full range of one metric over the valid (PASS or FAIL) trials."""
 
     median: float
@@ -317,7 +348,16 @@ class MetricSpread(BaseModel):
     n: int = Field(description="Trials that reported the metric.")
 
 
-class CheckTally(BaseModel):
+class FloorRow(Strict):
+    """The guardrail floor for one metric: the candidate's worst trial against the baseline's."""
+
+    metric: str
+    baseline_worst: float | None = Field(description="None when either side has no value: nothing to compare.")
+    candidate_worst: float | None
+    holds: bool = Field(description="The candidate's worst is no worse than the baseline's (a tie holds).")
+
+
+class CheckTally(Record):
     """How often one check passed, over the trials that ran it."""
 
     name: str
@@ -327,7 +367,7 @@ class CheckTally(BaseModel):
     metrics: dict[str, MetricSpread] = Field(default_factory=dict, description="The check's own metrics.")
 
 
-class ArmSummary(BaseModel):
+class ArmSummary(Record):
     case: str
     arm: str
     counts: dict[Verdict, int]
@@ -344,7 +384,7 @@ class ArmSummary(BaseModel):
     )
 
 
-class Summary(BaseModel):
+class Summary(Record):
     """results/<label>/summary.json"""
 
     schema_version: int = SCHEMA_VERSION

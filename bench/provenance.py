@@ -11,17 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from .cases import load_case
-from .errors import BenchError, UsageError
+from .errors import BenchError, RecordError, UsageError
 from .hashing import sha256_file
-from .models import Manifest, Provenance
+from .models import LEVELS, Manifest, Provenance
 from .paths import Project, RunPaths, TrialPaths
+from .readback import read_record
 
-
-# The reproducibility levels a result can claim, in rising order (DESIGN.md).
-LEVELS = ("pinned", "content-reproducible", "bit-reproducible")
+FIX = "the trial's record was changed after recording; rerun the trial to get evidence again"
 
 
 @dataclass
@@ -72,9 +69,9 @@ def verify(results: Path, project: Project) -> Report:
         report.trials += 1
         where = str(trial.dir)
         report.differences += [Difference(where, what) for what in check_manifest(trial)]
-        provenance = _load_provenance(trial)
+        provenance, problem = _load_provenance(trial)
         if provenance is None:
-            report.differences.append(Difference(where, "provenance.json missing or unreadable"))
+            report.differences.append(Difference(where, problem))
             continue
         report.levels[provenance.reproducibility] = report.levels.get(provenance.reproducibility, 0) + 1
         report.differences += [Difference(where, what) for what in check_provenance(provenance, project, images)]
@@ -90,8 +87,8 @@ def check_manifest(trial: TrialPaths) -> list[str]:
     if not trial.manifest.is_file():
         return ["manifest.json missing"]
     try:
-        manifest = Manifest.model_validate_json(trial.manifest.read_text())
-    except (ValidationError, ValueError) as exc:
+        manifest = read_record(trial.manifest, Manifest, FIX)
+    except RecordError as exc:
         return [f"manifest.json unreadable: {exc}"]
     problems = []
     for name, digest in manifest.files.items():
@@ -106,11 +103,14 @@ def check_manifest(trial: TrialPaths) -> list[str]:
     return problems
 
 
-def _load_provenance(trial: TrialPaths) -> Provenance | None:
+def _load_provenance(trial: TrialPaths) -> tuple[Provenance | None, str]:
+    """The trial's provenance, or None and the difference to report (missing, or which field is bad)."""
+    if not trial.provenance.is_file():
+        return None, "provenance.json missing"
     try:
-        return Provenance.model_validate_json(trial.provenance.read_text())
-    except (OSError, ValidationError, ValueError):
-        return None
+        return read_record(trial.provenance, Provenance, FIX), ""
+    except RecordError as exc:
+        return None, f"provenance.json unreadable: {exc}"
 
 
 def check_provenance(provenance: Provenance, project: Project, images: "_ImageProbe") -> list[str]:

@@ -24,11 +24,11 @@ from pathlib import Path
 import docker
 from docker.errors import APIError, ImageNotFound, NotFound
 
-from .engine import HARNESS_LABEL, HOST_LABEL, PID_LABEL, alive, engine_faults
-from .images import cache_file, read_lock
+from .engine import HARNESS, HARNESS_LABEL, HOST_LABEL, PID_LABEL, alive, engine_faults
+from .images import cache_file
+from .lock import read_lock
 from .paths import Project
 
-HARNESS = "hermetic-bench"
 STOPPED = ["created", "exited", "dead"]
 
 

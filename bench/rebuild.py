@@ -24,7 +24,8 @@ from docker.errors import ImageNotFound
 
 from .engine import connect, engine_faults
 from .errors import UsageError
-from .images import Images, read_cached_filesystem, read_lock, write_lock
+from .images import Images, read_cached_filesystem
+from .lock import read_lock, write_lock
 from .models import ImageLock, LockEntry
 from .paths import Project
 from .trust import ca_bundle

@@ -15,6 +15,7 @@ from pathlib import Path
 from .errors import UsageError
 from .models import ArmSummary, Summary, TrialResult, Verdict
 from .paths import RunPaths, TrialPaths
+from .readback import read_record, rerun_fix
 
 COLOURS = {Verdict.PASS: "#2e7d32", Verdict.FAIL: "#c62828", Verdict.INCOMPLETE: "#9e9e9e",
            Verdict.ERROR: "#ef6c00"}
@@ -26,8 +27,8 @@ def render(paths: RunPaths) -> Path:
     """Write report.html beside summary.json and return its path."""
     if not paths.summary.is_file():
         raise UsageError(f"{paths.summary} does not exist — run `bench run ... --label {paths.label}` first")
-    summary = Summary.model_validate_json(paths.summary.read_text())
-    trials = [(t, TrialResult.model_validate_json(t.result.read_text())) for t in paths.trials()]
+    summary = read_record(paths.summary, Summary, f"run `bench run ... --label {paths.label}` again to rewrite it")
+    trials = [(t, read_record(t.result, TrialResult, rerun_fix(t))) for t in paths.trials()]
     body = [f"<h1>bench run {html.escape(summary.label)}</h1>",
             f"<p>{len(trials)} trial(s); pass rate counts PASS and FAIL only.</p>",
             pass_rate_chart(summary.arms), trial_table(trials), frames_section(trials)]

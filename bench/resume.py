@@ -3,6 +3,10 @@
 A label's run.json records what its trials were run with. Continuing is only honest
 when nothing that decides a verdict changed: the cases and goldens, the images, the
 harness, the arms and the timeout. Adding new cases to a label is allowed.
+
+Finished trials (a verdict about the agent) are kept; a trial whose result.json does
+not read back stops the resume naming that file, because guessing — rerunning it
+silently, or skipping it — would either hide a damaged record or count it.
 """
 
 from __future__ import annotations
@@ -10,7 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import UsageError
-from .models import RunRecord
+from .models import RunRecord, TrialResult, Verdict
+from .paths import TrialPaths
+from .readback import read_record, rerun_fix
+
+KEPT = (Verdict.PASS, Verdict.FAIL, Verdict.INCOMPLETE)
 
 
 def differences(old: RunRecord, new: RunRecord) -> list[str]:
@@ -22,11 +30,17 @@ def differences(old: RunRecord, new: RunRecord) -> list[str]:
     if [a.model_dump() for a in old.arms] != [a.model_dump() for a in new.arms]:
         found.append(f"arms: recorded {_arms(old)}, now {_arms(new)}")
     for case in sorted(set(old.cases) & set(new.cases)):
-        for key in sorted(set(old.cases[case]) | set(new.cases[case])):
-            before, after = old.cases[case].get(key), new.cases[case].get(key)
-            if before != after:
-                found.append(f"{case} {key}: recorded {before}, now {after}")
+        before, after = _flat(old.cases[case].model_dump()), _flat(new.cases[case].model_dump())
+        for key in sorted(before.keys() | after.keys()):
+            if before.get(key) != after.get(key):
+                found.append(f"{case} {key}: recorded {before.get(key)}, now {after.get(key)}")
     return found
+
+
+def _flat(inputs: dict) -> dict[str, str | None]:
+    """images.grader and the like, so a drift names the one role that changed."""
+    images = {f"images.{role}": image for role, image in inputs.pop("images").items()}
+    return {**{key: value for key, value in inputs.items() if value is not None}, **images}
 
 
 def _arms(record: RunRecord) -> str:
@@ -37,7 +51,7 @@ def _arms(record: RunRecord) -> str:
 def reconcile(path: Path, new: RunRecord) -> RunRecord:
     """Refuse a resume that would mix incomparable trials; else merge and write run.json."""
     if path.is_file():
-        old = RunRecord.model_validate_json(path.read_text())
+        old = read_record(path, RunRecord, "use a new --label (this label's run.json cannot be compared)")
         found = differences(old, new)
         if found:
             listing = "\n  ".join(found)
@@ -46,3 +60,14 @@ def reconcile(path: Path, new: RunRecord) -> RunRecord:
         new = new.model_copy(update={"cases": {**old.cases, **new.cases}})
     path.write_text(new.model_dump_json(indent=2) + "\n")
     return new
+
+
+def finished(trial: TrialPaths) -> bool:
+    """A trial with a verdict about the agent (not ERROR) is never run again.
+
+    A result.json that does not read back (a run killed while writing it, an edit)
+    raises RecordError naming the file and how to rerun that trial.
+    """
+    if not trial.result.is_file():
+        return False
+    return read_record(trial.result, TrialResult, rerun_fix(trial)).verdict in KEPT

@@ -25,18 +25,20 @@ from .agents import AgentOptions, make_agent
 from .agents.layer import resolve_agent_images, trial_images
 from .arms import arms_for, parse_arm
 from .cases import Case, load_case
-from .compare import summarize_arm
-from .engine import connect, engine_versions, remove_orphans, remove_run_containers
-from .errors import UsageError
+from .engine import connect, engine_faults, engine_versions, remove_orphans, remove_run_containers
+from .errors import EngineUnavailable, InfrastructureError, UsageError
 from .harness import prepare
 from .images import Images
-from .models import (ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, RunRecord, Summary, TrialResult,
-                     Verdict, utcnow)
+from .lock import read_lock
+from .models import (ArmSpec, CaseInputs, CaseRecord, EngineRecord, ImageRecord, Limits, RunRecord, Summary,
+                     TrialResult, Verdict, utcnow)
 from .paths import Project, RunPaths
 from .progress import RunProgress
-from .resume import reconcile
+from .readback import read_record, rerun_fix
+from .resume import finished, reconcile
 from .seat import check_mode
 from .subject import Subjects
+from .summary import summarize_arm
 from .trial import RunContext, TrialSpec, run_trial
 from .trust import ca_bundle
 
@@ -123,6 +125,7 @@ def _validate(request: RunRequest, project: Project) -> tuple[list[Case], dict[s
         raise UsageError("--concurrency must be at least 1")
     cases = [load_case(project, name) for name in request.cases]
     specs = [parse_arm(text) for text in request.arms]
+    read_lock(project)  # every result's level is read from it: a broken lock stops the run here, not mid-record
     pinned = sorted({case.spec.subject for case in cases if case.spec.subject})
     if request.subject and len(pinned) != 1:
         raise UsageError(f"--subject replaces one pinned subject, and these cases use {pinned or 'none'}; "
@@ -149,11 +152,11 @@ def _run_record(paths: RunPaths, harness, request: RunRequest, cases: list[Case]
                 arm_specs: dict[str, list[ArmSpec]], resolved: dict[str, dict[str, ImageRecord]],
                 subjects: Subjects) -> RunRecord:
     entries = {
-        case.id: {"visible_hash": records[case.id].visible_hash, "goldens_hash": records[case.id].goldens_hash,
-                  **{f"{role}_image": image.id for role, image in resolved[case.id].items()},
-                  **({"seat": request.seat or "auto"} if case.spec.seat != "none" else {}),
-                  **({"subject_sha256": subjects.get(case.spec.subject).record.tarball_sha256}
-                     if case.spec.subject else {})}
+        case.id: CaseInputs(
+            visible_hash=records[case.id].visible_hash, goldens_hash=records[case.id].goldens_hash,
+            images={role: image.id for role, image in resolved[case.id].items()},
+            seat=(request.seat or "auto") if case.spec.seat != "none" else None,
+            subject_sha256=subjects.get(case.spec.subject).record.tarball_sha256 if case.spec.subject else None)
         for case in cases
     }
     arms = [_with_defaults(arm, request) for arm in next(iter(arm_specs.values()), [])] if request.arms else []
@@ -174,7 +177,7 @@ def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSp
     specs, kept = [], 0
     for case, arm, n in schedule(cases, arm_specs, request.trials):
         trial_paths = paths.trial(case.id, arm.name, n)
-        if _finished(trial_paths.result):
+        if finished(trial_paths):
             kept += 1
             continue
         if trial_paths.dir.exists():
@@ -204,7 +207,7 @@ def _run_all(context: RunContext, specs: list[TrialSpec], concurrency: int, say:
                 result = future.result()
                 results.append(result)
                 progress.finished(result, _line(result))
-                if result.verdict is Verdict.ERROR and "engine went away" in result.reason and not engine_lost:
+                if not engine_lost and _engine_lost(context, result):
                     engine_lost = True
                     say(f"the Docker engine went away; stopping. Rerun with --label {context.label} to continue.")
                     _stop(context, futures)
@@ -233,12 +236,23 @@ def _limits(case: Case, request: RunRequest) -> Limits:
     return case.spec.limits.model_copy(update={key: value for key, value in overrides.items() if value is not None})
 
 
-def _finished(result_file: Path) -> bool:
-    """A trial with a verdict about the agent (not ERROR) is never run again."""
-    if not result_file.is_file():
+def _engine_lost(context: RunContext, result: TrialResult) -> bool:
+    """Whether an ERROR trial means the engine is gone: asked of the engine, answered by exception type.
+
+    A trial's reason is prose for people; the engine itself says whether it is still
+    there. engine_faults turns a refused or dropped connection into EngineUnavailable;
+    any other fault (the engine answers, with an error) leaves the run going.
+    """
+    if result.verdict is not Verdict.ERROR:
         return False
-    result = TrialResult.model_validate_json(result_file.read_text())
-    return result.verdict in (Verdict.PASS, Verdict.FAIL, Verdict.INCOMPLETE)
+    try:
+        with engine_faults("checking the engine after an ERROR trial"):
+            context.client.ping()
+    except EngineUnavailable:
+        return True
+    except InfrastructureError:
+        return False
+    return False
 
 
 def _line(result: TrialResult) -> str:
@@ -256,10 +270,10 @@ def _cleanup(client, run_id: str, say: Say) -> None:
 
 
 def write_summary(paths: RunPaths, run_id: str, built: list[str]) -> Summary:
-    """Per case x arm statistics over every result in the label (see compare.summarize_arm)."""
+    """Per case x arm statistics over every result in the label (see summary.summarize_arm)."""
     groups: dict[tuple[str, str], list[TrialResult]] = {}
     for trial in paths.trials():
-        result = TrialResult.model_validate_json(trial.result.read_text())
+        result = read_record(trial.result, TrialResult, rerun_fix(trial))
         groups.setdefault((result.case, result.arm), []).append(result)
     arms = [summarize_arm(case, arm, results) for (case, arm), results in sorted(groups.items())]
     summary = Summary(label=paths.label, run_id=run_id, created_at=utcnow(), images_built=built, arms=arms)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import docker
 
+from .engine import engine_faults
 from .errors import UsageError
 
 MODES = ("software", "gpu")
@@ -37,10 +38,14 @@ def check_mode(mode: str | None, client: docker.DockerClient) -> None:
 
 
 def engine_has_gpu(client: docker.DockerClient) -> bool:
-    try:
+    """Whether the engine lists an NVIDIA runtime (or this host has the device).
+
+    An engine that cannot be asked raises EngineUnavailable or InfrastructureError
+    (from engine_faults) rather than answering "no GPU": the fix for a stopped engine is
+    to start it, not to install the NVIDIA Container Toolkit.
+    """
+    with engine_faults("asking the engine for its runtimes (--seat gpu)"):
         runtimes = client.info().get("Runtimes") or {}
-    except Exception:
-        runtimes = {}
     return "nvidia" in runtimes or NVIDIA_DEVICE.exists()
 
 

@@ -1,8 +1,10 @@
 """Small-sample statistics for ``bench compare`` and run summaries.
 
-Everything here is pure and uses the standard library only (``math``,
-``random``, ``statistics``, ``dataclasses``), so results are identical on
-every machine and need no numeric stack inside the harness.
+Everything here is pure and computes with the standard library only (``math``,
+``random``, ``statistics``), so results are identical on every machine and need
+no numeric stack inside the harness.  Spreads and floors are returned as the
+record types of bench/models.py (``MetricSpread``, ``FloorRow``), so what is
+computed here is what summaries and comparisons write, with no copy in between.
 
 Why these particular choices:
 
@@ -29,11 +31,10 @@ import math
 import random
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from .models import FloorRow, MetricSpread
 
 __all__ = [
-    "FloorCheck",
-    "Spread",
     "binomial_two_sided",
     "guardrail_floor",
     "mcnemar_exact",
@@ -216,22 +217,12 @@ def paired_bootstrap_diff(
     return (_percentile(means, alpha / 2.0), _percentile(means, 1.0 - alpha / 2.0))
 
 
-@dataclass(frozen=True)
-class Spread:
-    """Median of a set of trial values with its full range (min, max)."""
-
-    median: float
-    low: float
-    high: float
-    n: int
-
-
-def spread(values: Iterable[float]) -> Spread | None:
+def spread(values: Iterable[float]) -> MetricSpread | None:
     """Summarise ``values`` as median, minimum and maximum; ``None`` if empty."""
     data = list(values)
     if not data:
         return None
-    return Spread(
+    return MetricSpread(
         median=float(statistics.median(data)),
         low=float(min(data)),
         high=float(max(data)),
@@ -251,22 +242,12 @@ def percent_change(baseline: float, candidate: float) -> float | None:
     return (candidate - baseline) / abs(baseline) * 100.0
 
 
-@dataclass(frozen=True)
-class FloorCheck:
-    """Result of :func:`guardrail_floor` for one metric."""
-
-    metric: str
-    baseline_worst: float | None
-    candidate_worst: float | None
-    holds: bool
-
-
 def guardrail_floor(
     metric: str,
     baseline: list[float],
     candidate: list[float],
     higher_is_better: bool = True,
-) -> FloorCheck:
+) -> FloorRow:
     """Check that the candidate's worst trial is no worse than the baseline's.
 
     ``baseline`` and ``candidate`` hold the metric for each valid trial
@@ -278,7 +259,7 @@ def guardrail_floor(
     base = [v for v in baseline if not math.isnan(v)]
     cand = [v for v in candidate if not math.isnan(v)]
     if not base or not cand:
-        return FloorCheck(metric, None, None, True)
+        return FloorRow(metric=metric, baseline_worst=None, candidate_worst=None, holds=True)
     worst = min if higher_is_better else max
     base_worst = float(worst(base))
     cand_worst = float(worst(cand))
@@ -286,4 +267,4 @@ def guardrail_floor(
         holds = cand_worst >= base_worst
     else:
         holds = cand_worst <= base_worst
-    return FloorCheck(metric, base_worst, cand_worst, holds)
+    return FloorRow(metric=metric, baseline_worst=base_worst, candidate_worst=cand_worst, holds=holds)

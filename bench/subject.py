@@ -31,7 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import InfrastructureError, UsageError
-from .hashing import combine, sha256_file
+from .hashing import combine, sha256_file, short_tag
 from .harness import git_state
 from .images import Images
 from .models import ImageRecord, SubjectRecord
@@ -39,7 +39,12 @@ from .paths import Project
 from .trust import trusted_bundle
 
 REGISTRY = "https://registry.npmjs.org"
-GIT_SPEC = re.compile(r"^(?P<url>(?:https?|ssh|git|file)://.+|[^@\s]+@[^:\s]+:.+)@(?P<commit>[0-9a-fA-F]{7,40})$")
+# GIT_URL@COMMIT. The URL reaches `git clone`, so it must never read as an option: it starts
+# with a known scheme (whose host or user starts alphanumeric) or is scp-like user@host:path
+# with an alphanumeric first character; no whitespace anywhere.
+GIT_SPEC = re.compile(
+    r"^(?P<url>(?:https?|ssh|git)://[A-Za-z0-9\[]\S*|file:///\S+|[A-Za-z0-9][^@\s]*@[A-Za-z0-9][^:\s]*:\S+)"
+    r"@(?P<commit>[0-9a-fA-F]{7,40})$")
 
 
 class Pin(BaseModel):
@@ -139,27 +144,38 @@ def _npm_pack(spec: str, out: Path, cwd: Path | None, ca: Path | None) -> Path:
 
 def _from_source(name: str, override: str, ca: Path | None) -> tuple[SubjectRecord, Path]:
     """--subject PATH (a .tgz or a checkout) or GIT_URL@COMMIT, packed into the cache, described."""
-    out = Path(tempfile.mkdtemp(prefix="bench-subject-", dir=cache_dir()))
     path = Path(override).expanduser()
+    git = None if path.exists() else git_source(override)  # refused here, before anything runs
+    out = Path(tempfile.mkdtemp(prefix="bench-subject-", dir=cache_dir()))
     if path.is_file():
         tarball, sha, dirty, source, origin = path.resolve(), None, None, "path", str(path.resolve())
     elif path.is_dir():
         sha, dirty = git_state(path.resolve())
         tarball, source, origin = _npm_pack(".", out, path.resolve(), ca), "path", str(path.resolve())
-    elif match := GIT_SPEC.match(override):
-        tarball, sha = _pack_git(match["url"], match["commit"], out, ca)
-        dirty, source, origin = False, "git", f"{match['url']}@{sha}"
     else:
-        raise UsageError(f"--subject {override!r} is neither a file, a folder, nor GIT_URL@COMMIT")
+        url, commit = git
+        tarball, sha = _pack_git(url, commit, out, ca)
+        dirty, source, origin = False, "git", f"{url}@{sha}"
     package, version = _identity(tarball)
     record = SubjectRecord(name=name, package=package, version=version, source=source, origin=origin,
                            tarball_sha256=sha256_file(tarball), source_sha=sha, dirty=dirty)
     return record, tarball
 
 
+def git_source(text: str) -> tuple[str, str]:
+    """(url, commit) of GIT_URL@COMMIT, or UsageError: a URL git could read as an option never reaches git."""
+    match = GIT_SPEC.match(text)
+    if match is None:
+        raise UsageError(f"--subject {text!r} is neither a file, a folder, nor GIT_URL@COMMIT — GIT_URL is "
+                         "https://, ssh://, git://, file:/// or user@host:path, COMMIT 7 to 40 hex digits")
+    return match["url"], match["commit"]
+
+
 def _pack_git(url: str, commit: str, out: Path, ca: Path | None) -> tuple[Path, str]:
+    """Clone and check out the commit; ``--`` ends the options, so neither argument is read as one."""
     checkout = out / "checkout"
-    for args in (["clone", "--quiet", url, str(checkout)], ["-C", str(checkout), "checkout", "--quiet", commit]):
+    for args in (["clone", "--quiet", "--", url, str(checkout)],
+                 ["-C", str(checkout), "checkout", "--quiet", "--detach", commit, "--"]):
         done = subprocess.run(["git", *args], capture_output=True, text=True, timeout=600)
         if done.returncode != 0:
             raise UsageError(f"`git {' '.join(args)}` failed: {done.stderr.strip()[-800:]}")
@@ -184,7 +200,7 @@ def project_image(images: Images, subject: Subject) -> ImageRecord:
     key = combine({"image": images.context_hash(subject.image), "parent": parent.id,
                    "subject": subject.record.tarball_sha256})
     name = f"{subject.image}-project"
-    tag = f"bench/{name}:{key.split(':')[1][:16]}"
+    tag = f"bench/{name}:{short_tag(key)}"
     image = images.find(tag)
     if image is None:
         images.log(f"building image {name} as {tag} with {subject.record.origin}")

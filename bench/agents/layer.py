@@ -20,7 +20,7 @@ import docker
 
 from ..engine import engine_faults
 from ..errors import InfrastructureError
-from ..hashing import combine
+from ..hashing import combine, short_tag
 from ..images import Images
 from ..models import AgentRecord, ImageRecord
 from .base import Agent, agent_layer
@@ -63,7 +63,7 @@ def agent_image(images: Images, layer: str, workspace: ImageRecord) -> ImageReco
 def derive(images: Images, layer: str, cli: ImageRecord, workspace: ImageRecord) -> ImageRecord:
     """The workspace image with /opt/agent/<layer> copied from the CLI image; built only when its tag is missing."""
     name = f"{layer}-on-{workspace.name}"
-    tag = f"bench/{name}:{combine({'cli': cli.id, 'workspace': workspace.id}).split(':')[1][:16]}"
+    tag = f"bench/{name}:{short_tag(combine({'cli': cli.id, 'workspace': workspace.id}))}"
     image = images.find(tag)
     if image is None:
         images.log(f"building image {name} as {tag} ({layer} CLI on {workspace.name})")

@@ -7,14 +7,13 @@ were written; the tests themselves need nothing beyond pytest.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import pytest
+from pydantic import ValidationError
 
+from bench.models import FloorRow, MetricSpread
 from bench.stats import (
-    FloorCheck,
-    Spread,
     binomial_two_sided,
     guardrail_floor,
     mcnemar_exact,
@@ -285,16 +284,16 @@ def test_bootstrap_rejects_bad_input(kwargs):
 
 
 def test_spread_odd():
-    assert spread([3.0, 1.0, 2.0]) == Spread(median=2.0, low=1.0, high=3.0, n=3)
+    assert spread([3.0, 1.0, 2.0]) == MetricSpread(median=2.0, low=1.0, high=3.0, n=3)
 
 
 def test_spread_even_median_averages_middle():
     # sorted 1, 2, 3, 10 -> median (2 + 3)/2 = 2.5
-    assert spread([10, 1, 3, 2]) == Spread(median=2.5, low=1.0, high=10.0, n=4)
+    assert spread([10, 1, 3, 2]) == MetricSpread(median=2.5, low=1.0, high=10.0, n=4)
 
 
 def test_spread_accepts_iterables():
-    assert spread(x for x in (4.0,)) == Spread(median=4.0, low=4.0, high=4.0, n=1)
+    assert spread(x for x in (4.0,)) == MetricSpread(median=4.0, low=4.0, high=4.0, n=1)
 
 
 def test_spread_empty():
@@ -303,7 +302,7 @@ def test_spread_empty():
 
 def test_spread_is_frozen():
     s = spread([1.0])
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(ValidationError, match="frozen"):
         s.median = 2.0  # type: ignore[misc]
 
 
@@ -329,21 +328,21 @@ def test_percent_change_zero_baseline():
 
 def test_floor_equal_worst_holds():
     check = guardrail_floor("score", [0.5, 0.9, 0.7], [0.5, 0.6])
-    assert check == FloorCheck("score", 0.5, 0.5, True)
+    assert check == FloorRow(metric="score", baseline_worst=0.5, candidate_worst=0.5, holds=True)
 
 
 def test_floor_one_trial_below_breaks():
     # candidate mean is higher, but its worst trial (0.4) < baseline worst (0.5)
     check = guardrail_floor("score", [0.5, 0.6], [0.95, 0.99, 0.4])
-    assert check == FloorCheck("score", 0.5, 0.4, False)
+    assert check == FloorRow(metric="score", baseline_worst=0.5, candidate_worst=0.4, holds=False)
 
 
 def test_floor_lower_is_better():
     # worst = max; candidate worst 12 <= baseline worst 12 holds, 13 breaks
     ok = guardrail_floor("seconds", [10.0, 12.0], [11.0, 12.0], higher_is_better=False)
-    assert ok == FloorCheck("seconds", 12.0, 12.0, True)
+    assert ok == FloorRow(metric="seconds", baseline_worst=12.0, candidate_worst=12.0, holds=True)
     bad = guardrail_floor("seconds", [10.0, 12.0], [5.0, 13.0], higher_is_better=False)
-    assert bad == FloorCheck("seconds", 12.0, 13.0, False)
+    assert bad == FloorRow(metric="seconds", baseline_worst=12.0, candidate_worst=13.0, holds=False)
     # a smaller minimum is irrelevant when lower is better
     better = guardrail_floor("seconds", [10.0, 12.0], [1.0, 2.0], higher_is_better=False)
     assert better.holds
@@ -354,11 +353,11 @@ def test_floor_lower_is_better():
 )
 def test_floor_empty_side_holds_without_values(baseline, candidate):
     check = guardrail_floor("score", baseline, candidate)
-    assert check == FloorCheck("score", None, None, True)
+    assert check == FloorRow(metric="score", baseline_worst=None, candidate_worst=None, holds=True)
 
 
 def test_floor_ignores_nan_trials():
     check = guardrail_floor("score", [0.5, math.nan], [math.nan, 0.6])
-    assert check == FloorCheck("score", 0.5, 0.6, True)
+    assert check == FloorRow(metric="score", baseline_worst=0.5, candidate_worst=0.6, holds=True)
     only_nan = guardrail_floor("score", [0.5], [math.nan])
-    assert only_nan == FloorCheck("score", None, None, True)
+    assert only_nan == FloorRow(metric="score", baseline_worst=None, candidate_worst=None, holds=True)

@@ -1,0 +1,73 @@
+"""The per-arm statistics behind every summary.json and every side of `bench compare`.
+
+Only valid trials (PASS or FAIL) carry outcomes and metrics: ERROR is the harness's
+fault and INCOMPLETE a refused observation, so counting either as a failure, or their
+shorter wall time as a saving, would charge the agent for the infrastructure. Check
+pass counts are the exception: they cover every trial that ran the check, because
+they say how the check behaved, not how the agent did.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .models import ArmSummary, CheckTally, MetricSpread, TrialResult, Verdict
+from .stats import pass_at_k, spread, wilson_interval
+
+VALID = (Verdict.PASS, Verdict.FAIL)
+PASS_AT = (1, 3, 5, 10)
+
+
+def summarize_arm(case: str, arm: str, results: list[TrialResult]) -> ArmSummary:
+    """Counts, Wilson interval, pass@k, per-check tallies and metric spreads of one case x arm."""
+    counts = {verdict: 0 for verdict in Verdict}
+    for result in results:
+        counts[result.verdict] += 1
+    passed, graded = counts[Verdict.PASS], counts[Verdict.PASS] + counts[Verdict.FAIL]
+    valid = [r for r in results if r.verdict in VALID]
+    return ArmSummary(
+        case=case, arm=arm, counts=counts,
+        pass_rate=passed / graded if graded else None,
+        pass_interval=wilson_interval(passed, graded) if graded else None,
+        pass_at_k={k: pass_at_k(graded, passed, k) for k in PASS_AT if graded >= k},
+        checks=_check_tallies(results),
+        metrics=_spreads([trial_metrics(r) for r in valid]),
+    )
+
+
+def trial_metrics(result: TrialResult) -> dict[str, float]:
+    """Cost-side metrics of one trial: wall time (sum of its phases) and whatever usage it recorded."""
+    # phases are recorded to the millisecond; rounding keeps float noise out of the report
+    metrics = {"wall_s": round(sum(result.phases.values()), 3)} if result.phases else {}
+    return {**metrics, **result.usage}
+
+
+def quality(result: TrialResult) -> dict[str, float]:
+    """Quality metrics of one valid trial, the ones the guardrail floor holds: pass and check metrics."""
+    metrics = {"pass": 1.0 if result.verdict is Verdict.PASS else 0.0}
+    for check in result.checks:
+        metrics.update({f"{check.name}/{key}": value for key, value in check.metrics.items()})
+    return metrics
+
+
+def _check_tallies(results: list[TrialResult]) -> list[CheckTally]:
+    """Pass counts over every trial that ran the check; its metrics over valid trials only."""
+    names = list(dict.fromkeys(check.name for r in results for check in r.checks))
+    tallies = []
+    for name in names:
+        ran = [(r, check) for r in results for check in r.checks if check.name == name]
+        tallies.append(CheckTally(
+            name=name, gating=ran[0][1].gating, passed=sum(check.passed for _, check in ran), total=len(ran),
+            metrics=_spreads([check.metrics for r, check in ran if r.verdict in VALID]),
+        ))
+    return tallies
+
+
+def _spreads(rows: list[dict[str, float]]) -> dict[str, MetricSpread]:
+    """Median (min-max) of every key any row has, over the rows that have it; NaN is no value."""
+    spreads = {}
+    for key in dict.fromkeys(key for row in rows for key in row):
+        found = spread(row[key] for row in rows if key in row and not math.isnan(row[key]))
+        if found is not None:
+            spreads[key] = found
+    return spreads
