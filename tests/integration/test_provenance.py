@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.docker
+HARNESS_ROOT = Path(__file__).resolve().parents[2]  # the checkout whose bench/ the CLI runs (conftest's PYTHONPATH)
 
 
 @pytest.fixture()
@@ -21,17 +23,29 @@ def verify(bench, results: Path, project: Path):
     return bench("verify-provenance", str(results), "--json", root=project)
 
 
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(HARNESS_ROOT), *args], capture_output=True, text=True, check=True).stdout
+
+
+def harness_checkout() -> tuple[str, bool]:
+    """(HEAD, dirty) of the harness checkout, asked of git here, not of bench.harness (the code under test)."""
+    paths = ("--", "bench", "pyproject.toml")
+    changed = _git("diff", "--name-only", "HEAD", *paths) + _git("ls-files", "--others", "--exclude-standard", *paths)
+    return _git("rev-parse", "HEAD").strip(), bool(changed.strip())
+
+
 def test_untouched_results_verify(bench, recorded, project):
     """Clean where the harness checkout is clean (as in CI); else exactly the dirty flag is named."""
-    from bench.harness import PACKAGE_DIR, git_state
-
+    head, dirty = harness_checkout()
     done = verify(bench, recorded, project)
     report = json.loads(done.stdout)
     lock = json.loads((project / "provenance" / "images.lock.json").read_text())
     level = {"bit": "bit-reproducible", "content": "content-reproducible", None: "pinned"}[
         lock["images"]["base"].get("verified")]
     assert report["trials"] == 1 and report["levels"] == {level: 1}
-    if git_state(PACKAGE_DIR.parent)[1]:
+    harness = json.loads((recorded / "hello" / "default" / "trial-1" / "provenance.json").read_text())["harness"]
+    assert (harness["git_sha"], harness["dirty"]) == (head, dirty)
+    if dirty:
         assert done.returncode == 1
         assert [d["what"].split(" (")[0] for d in report["differences"]] == ["harness was dirty"]
     else:
