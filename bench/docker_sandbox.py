@@ -118,9 +118,10 @@ class DockerSandbox:
         cap = self.spec.budgets.disk_bytes
         while not done.wait(DISK_POLL_S) and not self._stopping.is_set():
             try:
-                size = self.client.api.inspect_container(self.container.id, size=True).get("SizeRw") or 0
+                listed = self.client.api.containers(all=True, size=True, filters={"id": self.container.id})
             except Exception:
                 return  # gone: the waiter reports it
+            size = (listed[0].get("SizeRw") or 0) if listed else 0
             if size > cap:
                 self._cross("disk")
                 return
