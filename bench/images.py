@@ -35,7 +35,6 @@ from .cases import load_toml
 from .engine import engine_faults, harness_labels, owner_labels
 from .errors import CaseError, InfrastructureError, UsageError
 from .hashing import combine, filesystem_digest, sha256_file, short_tag, tree_digest
-from .lock import reproducibility_level  # noqa: F401 — trial.py imports it from here; its home is bench/lock.py
 from .models import ImageRecord, ImageSpec, LockEntry
 from .paths import Project
 from .trust import trusted_bundle
