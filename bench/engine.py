@@ -81,13 +81,22 @@ def remove_run_containers(client: docker.DockerClient, run_id: str) -> int:
     """Force-remove every container and volume labelled with this run; returns the count."""
     selector = {"label": f"{RUN_LABEL}={run_id}"}
     removed = 0
-    for container in client.containers.list(all=True, filters=selector):
-        container.remove(force=True, v=True)
-        removed += 1
-    for volume in client.volumes.list(filters=selector):
-        volume.remove(force=True)
-        removed += 1
+    for item in [*client.containers.list(all=True, filters=selector), *client.volumes.list(filters=selector)]:
+        removed += _remove(item)
     return removed
+
+
+def _remove(item) -> int:
+    """Remove one container or volume; one already gone, or already being removed (409), is not an error."""
+    try:
+        item.remove(force=True, **({"v": True} if isinstance(item, docker.models.containers.Container) else {}))
+        return 1
+    except docker.errors.NotFound:
+        return 0
+    except docker.errors.APIError as exc:
+        if exc.status_code == 409:  # "removal already in progress": someone else is at it
+            return 0
+        raise
 
 
 def alive(pid: str) -> bool:
