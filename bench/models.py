@@ -64,7 +64,11 @@ class Limits(Strict):
     pids: int = Field(512, ge=16, description="Process-count limit.")
     timeout_s: int = Field(600, ge=1, description="Agent wall clock; the container is killed at it.")
     max_turns: int = Field(50, ge=1, description="Model turns an agent CLI may take (e.g. claude --max-turns).")
-    export_max_mb: int = Field(256, ge=1, description="Largest workspace export accepted.")
+    export_max_mb: int = Field(256, ge=1, description="Export budget: the largest workspace export accepted (MiB).")
+    disk_max_mb: int = Field(1024, ge=16, description="Disk budget: what one container (agent or check) may write "
+                             "to its workspace and writable layer (MiB), polled while it runs.")
+    transcript_max_mb: int = Field(64, ge=1, description="Transcript budget: the agent's output kept (MiB).")
+    check_output_max_mb: int = Field(16, ge=1, description="Check-output budget: what one grading check may print (MiB).")
 
 
 class CaseSpec(Strict):

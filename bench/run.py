@@ -102,7 +102,8 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     subjects = Subjects(project, images, request.subject, ca)
     harness = prepare(paths.harness_dir)
     context = RunContext(client, secrets.token_hex(6), paths.label, harness,
-                         EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat, ca=ca)
+                         EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat, ca=ca,
+                         project_root=project.root)
     try:
         resolved = {case.id: resolve_agent_images(images, _resolve_images(images, case, subjects), list(agents.values()))
                     for case in cases}
