@@ -37,6 +37,11 @@ Retries therefore get the same answer, and no state is kept. Requests without to
 advance the script. Once the script is exhausted, the last turn's text (or "Done.") is
 repeated as a final answer.
 
+With ``--require-key-sha256 HEX`` it plays a provider that checks credentials: a request
+whose ``x-api-key`` or ``Authorization: Bearer`` value does not hash (SHA-256) to HEX is
+answered 401. Tests use it behind the credential proxy, to prove the proxy injected the
+real key without the key itself ever being written into the test's files.
+
 Each request is logged as one JSON line on stdout (path, turn, usage reported, in the
 Messages API's key names for both dialects) and nothing else: never headers, never
 bodies, so no credential is printed.
@@ -45,6 +50,8 @@ bodies, so no credential is printed.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
 import sys
 import threading
@@ -257,8 +264,22 @@ def _item_events(index: int, item: dict) -> list[tuple[str, dict]]:
 
 class Handler(BaseHTTPRequestHandler):
     script: list[dict] = []
+    key_sha256: str | None = None  # answer 401 unless the request's key hashes to this
     lock = threading.Lock()
     protocol_version = "HTTP/1.1"
+
+    def _refused_key(self) -> bool:
+        """Answer 401 (and say so) when a key is required and this request lacks it."""
+        if self.key_sha256 is None:
+            return False
+        bearer = self.headers.get("authorization", "")
+        key = self.headers.get("x-api-key") or (bearer[7:] if bearer.lower().startswith("bearer ") else "")
+        if hmac.compare_digest(hashlib.sha256(key.encode()).hexdigest(), self.key_sha256.lower()):
+            return False
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self._log({"method": self.command, "path": self.path.split("?")[0], "unauthorized": True})
+        self._json(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+        return True
 
     def log_message(self, format: str, *args: object) -> None:
         """Silence the default access log: it would print request lines, never needed."""
@@ -267,6 +288,8 @@ class Handler(BaseHTTPRequestHandler):
         self._json(200, {}, body=False)
 
     def do_GET(self) -> None:
+        if self._refused_key():
+            return
         self._log({"method": "GET", "path": self.path})
         if self.path.split("?")[0].rstrip("/") == "/v1/models":
             self._json(200, {"data": [{"id": MODEL, "type": "model", "display_name": MODEL}], "has_more": False})
@@ -274,6 +297,8 @@ class Handler(BaseHTTPRequestHandler):
             self._json(200, {})
 
     def do_POST(self) -> None:
+        if self._refused_key():
+            return
         length = int(self.headers.get("content-length") or 0)
         try:
             request = json.loads(self.rfile.read(length) or b"{}")
@@ -325,9 +350,9 @@ class Handler(BaseHTTPRequestHandler):
             print(json.dumps({"t": round(time.time(), 3), **entry}), flush=True)
 
 
-def serve(script: list[dict], port: int, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+def serve(script: list[dict], port: int, host: str = "127.0.0.1", key_sha256: str | None = None) -> ThreadingHTTPServer:
     """A started server (in a daemon thread) answering from ``script``; for tests and main."""
-    handler = type("ScriptedHandler", (Handler,), {"script": script})
+    handler = type("ScriptedHandler", (Handler,), {"script": script, "key_sha256": key_sha256})
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -338,13 +363,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m bench.model_endpoint", description=__doc__.split("\n")[0])
     parser.add_argument("--script", type=Path, required=True)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (a test's fake provider: 0.0.0.0)")
+    parser.add_argument("--require-key-sha256", metavar="HEX", help="answer 401 unless the key hashes to HEX")
     args = parser.parse_args(argv)
     try:
         script = load_script(args.script)
     except (ScriptError, OSError) as exc:
         print(f"model endpoint: {exc}", file=sys.stderr, flush=True)
         return 2
-    server = serve(script, args.port)
+    server = serve(script, args.port, args.host, args.require_key_sha256)
     print(f"{READY} port={server.server_address[1]} turns={len(script)}", flush=True)
     try:
         threading.Event().wait()

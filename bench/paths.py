@@ -20,6 +20,7 @@ Results layout (``RunPaths`` and ``TrialPaths``)::
         agent-stderr.log                an event CLI's stderr, kept apart from its JSONL
         setup.log                       the case's setup, when this trial staged it
         endpoint.log                    the scripted model endpoint's requests (no headers, no bodies)
+        proxy.log                       the credential proxy's requests (no headers, no bodies)
         gate.log                        the grader's output
         workspace.tar                   the exported workspace (symlinks kept)
         artifacts/                      frames and other files a gate saved
@@ -112,6 +113,10 @@ class TrialPaths:
     @property
     def endpoint_log(self) -> Path:
         return self.dir / "endpoint.log"
+
+    @property
+    def proxy_log(self) -> Path:
+        return self.dir / "proxy.log"
 
     @property
     def gate_log(self) -> Path:

@@ -4,7 +4,8 @@ An adapter says *what* runs; the trial lifecycle decides *how*. Everything that 
 weaken isolation is a field of the plan the lifecycle applies the same way for every
 agent: the network (``none`` unless a model endpoint is needed), credentials (kept
 apart from plain settings so every recorded file can be redacted of them), and the
-scripted model endpoint (a sidecar whose loopback the agent shares).
+model's sidecars: the scripted endpoint, or the credential proxy that holds the real
+model credential so the agent never does (both share their loopback with the agent).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ WORKSPACE = "/workspace"
 TRANSCRIPT_LOG = "transcript.log"
 TRANSCRIPT_JSONL = "transcript.jsonl"
 MIN_SECRET_CHARS = 8
+PLACEHOLDER = "bench-proxy-placeholder"  # the only model key an agent behind the credential proxy holds
 
 
 @dataclass
@@ -48,11 +50,37 @@ class EndpointPlan:
 
 
 @dataclass
+class ProxyPlan:
+    """The credential proxy between the agent and its real provider (bench/agents/proxy.py).
+
+    The agent talks plain HTTP to ``url`` on the loopback it shares with the forwarder
+    sidecar, holding only PLACEHOLDER. The injector sidecar (egress ``network``) holds
+    ``secret``, puts it in the ``auth`` header (``x-api-key``, or ``bearer`` for
+    ``Authorization: Bearer``) and forwards to ``upstream`` only. ``variable`` names the
+    credential, for redaction markers and log lines.
+    """
+
+    upstream: str
+    auth: str
+    variable: str
+    secret: str = field(repr=False)
+    port: int = 8766
+    network: str = "bridge"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@dataclass
 class AgentPlan:
     """What the agent container runs; built per trial, applied by the trial lifecycle.
 
     ``env`` is plain settings; ``secrets`` are credentials, handed to the agent's
     environment like ``env`` but replaced by ``[REDACTED:NAME]`` in every recorded file.
+    A model credential behind the credential proxy (``proxy``) is in neither: only the
+    injector sidecar gets it; ``redactions()`` still lists it, so a provider that echoes
+    it cannot put it into a record either.
     ``transcript`` names the file the agent's stdout is kept in: ``transcript.jsonl``
     for CLIs that print one JSON event per line (stderr then goes to agent-stderr.log),
     ``transcript.log`` for anything else. ``read_report`` turns the transcript into
@@ -65,8 +93,13 @@ class AgentPlan:
     secrets: dict[str, str] = field(default_factory=dict, repr=False)
     network: str = "none"
     endpoint: EndpointPlan | None = None
+    proxy: ProxyPlan | None = None
     transcript: str = TRANSCRIPT_LOG
     read_report: Callable[[Path, bool], AgentReport] | None = field(default=None, repr=False)
+
+    def redactions(self) -> dict[str, str]:
+        """Every credential this plan involves, by name: what the record step must redact."""
+        return {**self.secrets, **({self.proxy.variable: self.proxy.secret} if self.proxy else {})}
 
 
 class Agent(Protocol):
@@ -103,19 +136,24 @@ def credentials(names: tuple[str, ...] | list[str], source: dict[str, str] | Non
 class ModelCLIAgent:
     """What every model-driven CLI adapter shares: a model to talk to, and how provenance names it.
 
-    The model is the real API (credentials from the user's environment) or a scripted
-    endpoint (``--model-script``). With neither, the adapter refuses before anything is
-    built, naming the variable to set; a scripted run is recorded as such in provenance,
-    so it can never pass for a real model.
+    The model is the real API (credentials from the user's environment, which only the
+    credential proxy's injector ever holds) or a scripted endpoint (``--model-script``).
+    With neither, the adapter refuses before anything is built, naming the variable to
+    set; a scripted run is recorded as such in provenance, so it can never pass for a
+    real model.
     """
 
     name: str
     layer: str
     credential_names: tuple[str, ...]
     credential_hint: str  # what to set, e.g. "ANTHROPIC_API_KEY (or ...)"
+    auth: dict[str, str]  # credential variable -> the header the injector puts it in (x-api-key | bearer)
+    base_url_variable: str  # the user's provider URL variable, e.g. ANTHROPIC_BASE_URL
+    default_url: str  # the provider when that variable is unset
     script_examples: str = "tests/fixtures/model-scripts/"
 
-    def __init__(self, model: str | None, script: Path | None, environ: dict[str, str] | None) -> None:
+    def __init__(self, model: str | None = None, script: Path | None = None,
+                 environ: dict[str, str] | None = None) -> None:
         self.environ = dict(os.environ if environ is None else environ)
         self.model, self.script = model, script
         self.secrets = credentials(self.credential_names, self.environ)
@@ -127,6 +165,24 @@ class ModelCLIAgent:
                 f"{self.script_examples}); `--agent oracle` validates the harness offline with no model at all")
         if script is not None:
             check_script(script)
+        else:
+            self.proxy_plan()
+
+    def proxy_plan(self) -> ProxyPlan:
+        """The credential proxy for the first credential set (in ``credential_names`` order).
+
+        The provider is the user's ``base_url_variable`` or ``default_url``; the
+        constructor calls this once, so a malformed URL stops the run before anything is built.
+        """
+        from ..credential_proxy import ProxyError, parse_upstream
+
+        variable = next(name for name in self.credential_names if name in self.secrets)
+        upstream = self.environ.get(self.base_url_variable) or self.default_url
+        try:
+            parse_upstream(upstream)
+        except ProxyError as exc:
+            raise UsageError(f"{self.base_url_variable}: {exc}") from None
+        return ProxyPlan(upstream=upstream, auth=self.auth[variable], variable=variable, secret=self.secrets[variable])
 
     def record(self) -> AgentRecord:
         installed = self.installed or AgentRecord(name=self.name, version="unknown")

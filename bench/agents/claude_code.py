@@ -15,10 +15,15 @@ reasons:
   ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` — no telemetry, update checks or
   other calls besides the model's.
 
-The model is either the real API (credentials from the user's environment, bridge
-network) or the scripted endpoint (``--model-script``: a sidecar with no network whose
-loopback the agent shares). Credentials set in the environment are handed to the agent
-in both cases and redacted from every record.
+The model is either the real API or the scripted endpoint (``--model-script``: a
+sidecar with no network whose loopback the agent shares). The real API is reached
+through the credential proxy (bench/agents/proxy.py): the agent's network is the
+forwarder sidecar's loopback, ``ANTHROPIC_BASE_URL`` points there, and the credential
+variable the user set (the first of CREDENTIALS) holds a placeholder, so the CLI still
+sends the header kind the real one needs (``x-api-key`` for an API key, ``Authorization:
+Bearer`` for a token), which the injector replaces with the real value on its way to
+the user's ``ANTHROPIC_BASE_URL`` (default DEFAULT_URL). Under a script, credentials
+set in the environment are handed to the agent and redacted from every record.
 """
 
 from __future__ import annotations
@@ -28,10 +33,12 @@ from pathlib import Path
 
 from ..cases import Case
 from ..transcripts import claude_report
-from .base import PROMPT_FILE, TRANSCRIPT_JSONL, AgentPlan, EndpointPlan, ModelCLIAgent
+from .base import PLACEHOLDER, PROMPT_FILE, TRANSCRIPT_JSONL, AgentPlan, EndpointPlan, ModelCLIAgent
 
 CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
-SETTINGS = ("ANTHROPIC_BASE_URL",)
+AUTH = {"ANTHROPIC_API_KEY": "x-api-key", "ANTHROPIC_AUTH_TOKEN": "bearer", "CLAUDE_CODE_OAUTH_TOKEN": "bearer"}
+BASE_URL = "ANTHROPIC_BASE_URL"
+DEFAULT_URL = "https://api.anthropic.com"
 BINARY = "/opt/agent/claude-code/claude"
 SCRIPTED_KEY = "bench-scripted-endpoint"
 
@@ -41,12 +48,14 @@ class ClaudeCodeAgent(ModelCLIAgent):
     layer = "claude-code"
     credential_names = CREDENTIALS
     credential_hint = "ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN)"
+    auth = AUTH
+    base_url_variable = BASE_URL
+    default_url = DEFAULT_URL
 
     def __init__(self, model: str | None = None, script: Path | None = None, max_turns: int | None = None,
                  environ: dict[str, str] | None = None) -> None:
         super().__init__(model, script, environ)
         self.max_turns = max_turns
-        self.settings = {name: self.environ[name] for name in SETTINGS if self.environ.get(name)}
 
     def plan(self, case: Case, arm: str) -> AgentPlan:
         max_turns = self.max_turns or case.spec.limits.max_turns
@@ -56,13 +65,14 @@ class ClaudeCodeAgent(ModelCLIAgent):
             flags += ["--model", self.model]
         command = f'exec {BINARY} -p "$(cat {PROMPT_FILE})" {shlex.join(flags)}'
         env = {"CLAUDE_CONFIG_DIR": "/tmp/claude-config", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-               "DISABLE_AUTOUPDATER": "1", **self.settings}
-        plan = AgentPlan(command=["sh", "-c", command], env=env, secrets=dict(self.secrets),
-                         network="none" if self.script else "bridge", transcript=TRANSCRIPT_JSONL,
-                         read_report=claude_report)
-        if self.script is not None:
-            plan.endpoint = EndpointPlan(self.script)
-            plan.env["ANTHROPIC_BASE_URL"] = plan.endpoint.url
-            if not self.secrets:
-                plan.env["ANTHROPIC_API_KEY"] = SCRIPTED_KEY  # the CLI wants a key; the endpoint ignores it
+               "DISABLE_AUTOUPDATER": "1"}
+        plan = AgentPlan(command=["sh", "-c", command], env=env, transcript=TRANSCRIPT_JSONL, read_report=claude_report)
+        if self.script is None:
+            plan.proxy = self.proxy_plan()
+            plan.env.update({BASE_URL: plan.proxy.url, plan.proxy.variable: PLACEHOLDER})
+            return plan
+        plan.endpoint, plan.secrets = EndpointPlan(self.script), dict(self.secrets)
+        plan.env[BASE_URL] = plan.endpoint.url
+        if not self.secrets:
+            plan.env["ANTHROPIC_API_KEY"] = SCRIPTED_KEY  # the CLI wants a key; the endpoint ignores it
         return plan

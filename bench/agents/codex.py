@@ -11,9 +11,14 @@ of 0.171.0:
 * ``--ephemeral`` and ``CODEX_HOME`` in /tmp — no session files, a fresh configuration;
 * ``-C /workspace``; ``-m MODEL`` when given.
 
-Credentials: ``CODEX_API_KEY`` (what ``codex exec`` reads) or ``OPENAI_API_KEY`` (handed
-on as CODEX_API_KEY too); ``OPENAI_BASE_URL`` becomes ``-c openai_base_url=...`` because
-the CLI does not read that variable.
+Credentials: ``CODEX_API_KEY`` or ``OPENAI_API_KEY``, held by the credential proxy's
+injector only (bench/agents/proxy.py), which sends it as ``Authorization: Bearer`` to
+the user's ``OPENAI_BASE_URL`` (default DEFAULT_URL). Codex talks to the proxy's
+loopback through a provider of its own (``provider``, as for the scripted endpoint
+below) whose ``env_key`` variable, CODEX_API_KEY, holds a placeholder. Its
+base URL is the loopback's root: Codex appends ``/responses`` to it, and the injector
+appends that to the provider's base path, which is exactly where Codex would have
+sent it with ``openai_base_url`` set to the user's URL.
 
 Offline (``--model-script``): the scripted endpoint's Responses dialect, in a sidecar
 whose loopback the agent shares (network ``none``). Codex is pointed at it through a
@@ -29,14 +34,15 @@ from __future__ import annotations
 
 import json
 import shlex
-from pathlib import Path
 
 from ..cases import Case
 from ..transcripts import codex_report
-from .base import PROMPT_FILE, TRANSCRIPT_JSONL, WORKSPACE, AgentPlan, EndpointPlan, ModelCLIAgent
+from .base import PLACEHOLDER, PROMPT_FILE, TRANSCRIPT_JSONL, WORKSPACE, AgentPlan, EndpointPlan, ModelCLIAgent
 from .claude_code import SCRIPTED_KEY
 
 CREDENTIALS = ("CODEX_API_KEY", "OPENAI_API_KEY")
+DEFAULT_URL = "https://api.openai.com/v1"
+KEY_VARIABLE = "CODEX_API_KEY"  # what the providers below read their key from
 BINARY = "/opt/agent/codex/bin/codex"
 PATH = "/opt/agent/codex/codex-path:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SCRIPTED_MODEL = "bench-scripted"
@@ -48,43 +54,38 @@ class CodexAgent(ModelCLIAgent):
     credential_names = CREDENTIALS
     credential_hint = "CODEX_API_KEY (or OPENAI_API_KEY)"
     script_examples = "tests/fixtures/model-scripts/*-codex.*"
-
-    def __init__(self, model: str | None = None, script: Path | None = None,
-                 environ: dict[str, str] | None = None) -> None:
-        super().__init__(model, script, environ)
-        self.base_url = self.environ.get("OPENAI_BASE_URL")
+    auth = {name: "bearer" for name in CREDENTIALS}
+    base_url_variable = "OPENAI_BASE_URL"
+    default_url = DEFAULT_URL
 
     def plan(self, case: Case, arm: str) -> AgentPlan:
         flags = ["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
                  "--ephemeral", "-C", WORKSPACE]
         endpoint = EndpointPlan(self.script) if self.script is not None else None
+        proxy = self.proxy_plan() if endpoint is None else None
         model = self.model or (SCRIPTED_MODEL if endpoint else None)
         if model:
             flags += ["-m", model]
         if endpoint:
-            flags += scripted_provider(endpoint)
-        elif self.base_url:
-            flags += ["-c", f"openai_base_url={json.dumps(self.base_url)}"]
-        command = f'mkdir -p "$CODEX_HOME" && exec {BINARY} {shlex.join(flags)} "$(cat {PROMPT_FILE})"'
-        secrets = dict(self.secrets)
-        env = {"CODEX_HOME": "/tmp/codex-home", "PATH": PATH}
-        if secrets:
-            secrets.setdefault("CODEX_API_KEY", secrets.get("OPENAI_API_KEY", ""))
+            flags += provider("bench scripted endpoint", f"{endpoint.url}/v1")
         else:
-            env["CODEX_API_KEY"] = SCRIPTED_KEY  # the provider wants a key; the endpoint ignores it
-        return AgentPlan(command=["sh", "-c", command], env=env, secrets=secrets,
-                         network="none" if endpoint else "bridge", endpoint=endpoint, transcript=TRANSCRIPT_JSONL,
-                         read_report=codex_report)
+            flags += provider("bench credential proxy", proxy.url)
+        command = f'mkdir -p "$CODEX_HOME" && exec {BINARY} {shlex.join(flags)} "$(cat {PROMPT_FILE})"'
+        env = {"CODEX_HOME": "/tmp/codex-home", "PATH": PATH, KEY_VARIABLE: PLACEHOLDER if proxy else SCRIPTED_KEY}
+        secrets = {}
+        if endpoint and self.secrets:  # under a script, credentials set are handed on (and redacted), as before
+            secrets = {**self.secrets, KEY_VARIABLE: self.secrets.get(KEY_VARIABLE) or self.secrets["OPENAI_API_KEY"]}
+        return AgentPlan(command=["sh", "-c", command], env=env, secrets=secrets, endpoint=endpoint, proxy=proxy,
+                         transcript=TRANSCRIPT_JSONL, read_report=codex_report)
 
 
-def scripted_provider(endpoint: EndpointPlan) -> list[str]:
-    """``-c`` flags that make Codex talk plain HTTP Responses to the scripted endpoint.
+def provider(name: str, base_url: str) -> list[str]:
+    """``-c`` flags that make Codex talk plain HTTP Responses to ``base_url`` (a sidecar on its loopback).
 
     A provider of our own because the built-in one tries a WebSocket first (five
     failed reconnects, then a fallback, all in the transcript) and may send the
     "responses-lite" request shape; ``env_key`` names the variable holding its key.
     """
-    provider = {"name": "bench scripted endpoint", "base_url": f"{endpoint.url}/v1", "wire_api": "responses",
-                "env_key": "CODEX_API_KEY"}
-    table = ", ".join(f"{key} = {json.dumps(value)}" for key, value in provider.items())
-    return ["-c", 'model_provider="bench"', "-c", f"model_providers.bench={{{table}}}"]
+    table = {"name": name, "base_url": base_url, "wire_api": "responses", "env_key": KEY_VARIABLE}
+    pairs = ", ".join(f"{key} = {json.dumps(value)}" for key, value in table.items())
+    return ["-c", 'model_provider="bench"', "-c", f"model_providers.bench={{{pairs}}}"]
