@@ -13,7 +13,7 @@ import docker
 
 from .agents.base import PROMPT_FILE
 from .cases import Case
-from .engine import HARNESS, HARNESS_LABEL, ROLE_LABEL, run_labels
+from .engine import ROLE_LABEL, harness_labels, run_labels
 from .errors import InfrastructureError
 from .hashing import combine, short_tag
 from .models import ImageRecord, Limits
@@ -52,5 +52,5 @@ def stage(client: docker.DockerClient, sandboxes: SandboxFactory, run_id: str, c
             outcome = box.run(limits.timeout_s, log_to=setup_log)
             if outcome.exit_code != 0:
                 raise InfrastructureError(f"case setup failed (exit {outcome.exit_code}); see setup.log")
-            image_id = box.commit("bench/staged", tag, {HARNESS_LABEL: HARNESS, "bench.case": case.id})
+            image_id = box.commit("bench/staged", tag, harness_labels(**{"bench.case": case.id}))
     return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image_id)
