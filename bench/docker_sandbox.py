@@ -59,6 +59,27 @@ class DockerSandbox:
         with engine_faults("starting a container"):
             self.container.start()
 
+    @property
+    def id(self) -> str:
+        return self.container.id
+
+    def until_ready(self, marker: str, what: str, within_s: float = 30) -> None:
+        """For a sidecar started in the background: wait until it prints ``marker``.
+
+        An early exit or a silent sidecar is an InfrastructureError (ERROR) naming
+        ``what``, with the tail of its output.
+        """
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            if marker in self.output(stdout=True, stderr=False):
+                return
+            with engine_faults(f"watching {what} start"):
+                self.container.reload()
+            if self.container.status not in ("created", "running"):
+                raise InfrastructureError(f"{what} exited before it listened: {self.output()[-500:]}")
+            time.sleep(0.1)
+        raise InfrastructureError(f"{what} did not listen within {within_s} s: {self.output()[-500:]}")
+
     def run(self, timeout_s: float, log_to: Path | None = None) -> Outcome:
         self.start()
         return self.wait(timeout_s, log_to)
@@ -76,9 +97,9 @@ class DockerSandbox:
         if not finished or self.crossed:
             self.kill()
             done.wait(10)
-        self._stopping.set()
         for watcher in watchers:
             watcher.join(timeout=10)
+        self._stopping.set()  # a pump still running now stops before its next write: the record is final
         if status and isinstance(status[0], BaseException):
             with engine_faults("waiting for a container"):
                 raise status[0]

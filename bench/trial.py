@@ -105,7 +105,7 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     clock, images, secrets, graded = Clock(), dict(trial.images), {}, None
     try:
         plan = trial.agent.plan(trial.case, trial.arm.context)
-        secrets = plan.secrets
+        secrets = plan.redactions()  # handed to the agent, or held by its credential proxy: never recorded
         with clock("stage"):
             staged = stage(run.client, run.sandboxes, run.run_id, trial.case, trial.arm.context,
                            trial.case_record.visible_hash, trial.images["agent"], trial.limits, trial.paths.setup_log)

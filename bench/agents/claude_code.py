@@ -71,8 +71,7 @@ class ClaudeCodeAgent(ModelCLIAgent):
             plan.proxy = self.proxy_plan()
             plan.env.update({BASE_URL: plan.proxy.url, plan.proxy.variable: PLACEHOLDER})
             return plan
-        plan.endpoint, plan.secrets = EndpointPlan(self.script), dict(self.secrets)
-        plan.env[BASE_URL] = plan.endpoint.url
-        if not self.secrets:
-            plan.env["ANTHROPIC_API_KEY"] = SCRIPTED_KEY  # the CLI wants a key; the endpoint ignores it
+        plan.endpoint = EndpointPlan(self.script)
+        # A model key set in the environment is never handed on: the scripted endpoint needs none.
+        plan.env.update({BASE_URL: plan.endpoint.url, "ANTHROPIC_API_KEY": SCRIPTED_KEY})
         return plan

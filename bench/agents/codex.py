@@ -72,10 +72,8 @@ class CodexAgent(ModelCLIAgent):
             flags += provider("bench credential proxy", proxy.url)
         command = f'mkdir -p "$CODEX_HOME" && exec {BINARY} {shlex.join(flags)} "$(cat {PROMPT_FILE})"'
         env = {"CODEX_HOME": "/tmp/codex-home", "PATH": PATH, KEY_VARIABLE: PLACEHOLDER if proxy else SCRIPTED_KEY}
-        secrets = {}
-        if endpoint and self.secrets:  # under a script, credentials set are handed on (and redacted), as before
-            secrets = {**self.secrets, KEY_VARIABLE: self.secrets.get(KEY_VARIABLE) or self.secrets["OPENAI_API_KEY"]}
-        return AgentPlan(command=["sh", "-c", command], env=env, secrets=secrets, endpoint=endpoint, proxy=proxy,
+        # No model key is ever handed on: the proxy holds it, and the scripted endpoint needs none.
+        return AgentPlan(command=["sh", "-c", command], env=env, endpoint=endpoint, proxy=proxy,
                          transcript=TRANSCRIPT_JSONL, read_report=codex_report)
 
 

@@ -11,15 +11,13 @@ is removed here when the agent is done, whatever happened.
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 import docker
 
-from ..engine import ROLE_LABEL, engine_faults, run_labels
-from ..errors import InfrastructureError
+from ..engine import ROLE_LABEL, run_labels
 from ..harness import WHEEL_IN_CONTAINER
 from ..model_endpoint import READY
 from ..models import Limits
@@ -50,26 +48,11 @@ def scripted_endpoint(client: docker.DockerClient, run_id: str, image: str, whee
         try:
             box.put_tar(tar_tree([], {WHEEL_IN_CONTAINER.lstrip("/"): wheel.read_bytes(),
                                       script.lstrip("/"): plan.script.read_bytes()}))
-            with engine_faults("starting the model endpoint"):
-                box.container.start()
-            _wait_ready(box)
-            yield f"container:{box.container.id}"
+            box.start()
+            box.until_ready(READY, "the model endpoint", READY_WITHIN_S)
+            yield f"container:{box.id}"
         finally:
             _keep_log(box, log_to)
-
-
-def _wait_ready(box: DockerSandbox) -> None:
-    """Until the server prints its ready line; an early exit or a silent server is ERROR."""
-    deadline = time.monotonic() + READY_WITHIN_S
-    while time.monotonic() < deadline:
-        if READY in box.output(stdout=True, stderr=False):
-            return
-        with engine_faults("watching the model endpoint start"):
-            box.container.reload()
-        if box.container.status not in ("created", "running"):
-            raise InfrastructureError(f"the model endpoint exited before it listened: {box.output()[-500:]}")
-        time.sleep(0.1)
-    raise InfrastructureError(f"the model endpoint did not listen within {READY_WITHIN_S} s: {box.output()[-500:]}")
 
 
 def _keep_log(box: DockerSandbox, log_to: Path) -> None:

@@ -21,7 +21,6 @@ forwarder's output are kept in the trial's ``proxy.log``.
 
 from __future__ import annotations
 
-import time
 import uuid
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -31,7 +30,6 @@ import docker
 
 from ..credential_proxy import CREDENTIAL_ENV, READY
 from ..engine import ROLE_LABEL, engine_faults, run_labels
-from ..errors import InfrastructureError
 from ..harness import WHEEL_IN_CONTAINER
 from ..docker_sandbox import DockerSandbox
 from ..models import Limits
@@ -71,7 +69,7 @@ def credential_proxy(client: docker.DockerClient, run_id: str, image: str, wheel
                                  ["forward", "--socket", SOCKET, "--port", str(plan.port)],
                                  {WHEEL_IN_CONTAINER: files[WHEEL_IN_CONTAINER]})
             boxes.append(forwarder)
-            yield f"container:{forwarder.container.id}"
+            yield f"container:{forwarder.id}"
         finally:
             _keep_logs(boxes, log_to)
 
@@ -93,22 +91,8 @@ def _sidecar(client: docker.DockerClient, cleanup: ExitStack, run_id: str, image
     box = cleanup.enter_context(DockerSandbox(client, spec))
     box.put(tar_tree([], {name.lstrip("/"): data for name, data in files.items()}))
     box.start()
-    wait_ready(box, READY, f"the credential proxy's {role}")
+    box.until_ready(READY, f"the credential proxy's {role}", READY_WITHIN_S)
     return box
-
-
-def wait_ready(box: DockerSandbox, marker: str, what: str) -> None:
-    """Until the sidecar prints ``marker``; an early exit or a silent sidecar is ERROR."""
-    deadline = time.monotonic() + READY_WITHIN_S
-    while time.monotonic() < deadline:
-        if marker in box.output(stdout=True, stderr=False):
-            return
-        with engine_faults(f"watching {what} start"):
-            box.container.reload()
-        if box.container.status not in ("created", "running"):
-            raise InfrastructureError(f"{what} exited before it listened: {box.output()[-500:]}")
-        time.sleep(0.1)
-    raise InfrastructureError(f"{what} did not listen within {READY_WITHIN_S} s: {box.output()[-500:]}")
 
 
 def _volume(client: docker.DockerClient, run_id: str):

@@ -89,28 +89,71 @@ def test_claude_code_gives_up_under_another_script(docker_client, tmp_path):
     assert endpoint_usage(trial(tmp_path, "give-up"))["input_tokens"] == 900
 
 
-def test_a_planted_key_is_never_recorded(docker_client, tmp_path):
+def test_a_scripted_run_never_hands_the_agent_a_real_key(docker_client, tmp_path):
+    """A model key in the user's environment stays out of a scripted agent's container altogether."""
     bench_run(tmp_path, "run", "hello", "--agent", "claude-code", "--model-script", str(SCRIPTS / "leak-key.json"),
               "--label", "leak", env={"ANTHROPIC_API_KEY": PLANTED})
     trial_dir = trial(tmp_path, "leak")
     assert result(tmp_path, "leak")["verdict"] == "PASS"
-    needle = PLANTED.encode()
     walked = 0
     for path in (tmp_path / "results" / "leak").rglob("*"):
         if path.is_file():
             walked += 1
-            assert needle not in path.read_bytes(), f"{path} holds the key"
-            assert needle.decode() not in path.name
+            assert PLANTED.encode() not in path.read_bytes(), f"{path} holds the key"
+            assert PLANTED not in path.name
     assert walked >= 8
     with tarfile.open(trial_dir / "workspace.tar") as archive:
         members = {m.name: m for m in archive}
-        assert "workspace/name-[REDACTED:ANTHROPIC_API_KEY].txt" in members
-        leaked = archive.extractfile(members["workspace/leak.txt"]).read()
-        for member in members.values():
-            assert needle not in (archive.extractfile(member).read() if member.isfile() else b"")
-    # The key really reached the agent (so the absence above is redaction, not luck).
-    assert leaked == b"[REDACTED:ANTHROPIC_API_KEY]\n"
-    assert "key=[REDACTED:ANTHROPIC_API_KEY]" in (trial_dir / "transcript.jsonl").read_text()
+        # The agent wrote what it held: the scripted placeholder, never the key (and nothing was redacted).
+        assert archive.extractfile(members["workspace/leak.txt"]).read() == b"bench-scripted-endpoint\n"
+        assert "workspace/name-bench-scripted-endpoint.txt" in members
+    assert "key=bench-scripted-endpoint" in (trial_dir / "transcript.jsonl").read_text()
+
+
+ENCODINGS = {
+    "raw": 'printf %s "$T"',
+    "base64": 'printf "xx%s" "$T" | base64 -w0',
+    "base64-wrapped": 'printf "%s" "$T$T" | base64 -w 12',
+    "hex": 'printf %s "$T" | od -An -tx1 | tr -d " \\n"',
+    "reversed": 'printf %s "$T" | rev',
+    "split": 'printf %s "$T" | fold -w 7',
+    "url": 'python3 -c "import os,urllib.parse;print(urllib.parse.quote(os.environ[\'T\'],safe=\'\'))"',
+    "json-u": 'python3 -c "import os;print(\'\'.join(chr(92)+\'u%04x\' % ord(c) for c in os.environ[\'T\']))"',
+    "ansi": 'printf "%s\\033[31m%s\\033[0m%s" "$(echo "$T" | cut -c1-9)" "$(echo "$T" | cut -c10-17)" "$(echo "$T" | cut -c18-)"',
+    "utf16": 'printf %s "$T" | iconv -t UTF-16LE',
+}
+
+
+def test_agent_env_secrets_are_redacted_in_names_and_encodings(docker_client, tmp_path):
+    """A credential handed to a command agent, smuggled out by name and in each encoded form, is in no record."""
+    token = "tok-PLANTED-5e8d1c9a7b3f"
+    writes = " && ".join(f"({command}) > /workspace/enc-{name}.txt" for name, command in ENCODINGS.items())
+    script = (f"export T=$BENCH_TEST_TOKEN && {writes} && mkdir -p \"/workspace/dir-$T\" && touch \"/workspace/dir-$T/f-$T\" && "
+              'for f in /workspace/enc-*.txt; do cat "$f"; echo; done && echo "Hello, world!" > /workspace/hello.txt')
+    bench_run(tmp_path, "run", "hello", "--agent", "command", "--agent-cmd", script, "--agent-env", "BENCH_TEST_TOKEN",
+              "--label", "enc", env={"BENCH_TEST_TOKEN": token})
+    assert result(tmp_path, "enc")["verdict"] == "PASS"
+    forms = _forms(token)
+    records = {p: p.read_bytes() for p in (tmp_path / "results" / "enc").rglob("*") if p.is_file()}
+    with tarfile.open(trial(tmp_path, "enc") / "workspace.tar") as archive:
+        names = archive.getnames()
+        members = {m.name: archive.extractfile(m).read() for m in archive if m.isfile()}
+    assert len([n for n in names if "enc-" in n]) == len(ENCODINGS), names  # every form was written
+    assert any("[REDACTED:BENCH_TEST_TOKEN]" in n for n in names)
+    for where, data in [*records.items(), *members.items()]:
+        for form, needle in forms.items():
+            assert needle not in data, f"{where} holds the token as {form}"
+    for name in [*names, *(str(p) for p in records)]:
+        assert token not in name
+
+
+def _forms(token: str) -> dict[str, bytes]:
+    import base64
+    import urllib.parse
+
+    return {"raw": token.encode(), "base64": base64.b64encode(b"xx" + token.encode())[4:-4],
+            "hex": token.encode().hex().encode(), "reversed": token[::-1].encode(),
+            "url": urllib.parse.quote(token, safe="").encode(), "utf16": token.encode("utf-16-le")}
 
 
 def test_a_hanging_cli_is_killed_at_the_timeout(docker_client, tmp_path):

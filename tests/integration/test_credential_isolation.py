@@ -83,7 +83,7 @@ def fake_provider(client, tmp_path: Path, agent: dict, key: str):
     wheel = build_wheel(tmp_path / "wheel")
     serve = ["python3", "-m", "bench.model_endpoint", "--script", "/tmp/script.json", "--host", "0.0.0.0",
              "--port", str(PORT), "--require-key-sha256", hashlib.sha256(key.encode()).hexdigest()]
-    command = ["sh", "-c", f'while [ ! -f /tmp/script.json ]; do sleep 0.1; done; exec "$@"', "provider", *serve]
+    command = ["sh", "-c", 'while [ ! -f /tmp/script.json ]; do sleep 0.1; done; exec "$@"', "provider", *serve]
     container = client.containers.create(
         image.id, command, user="1000:1000", working_dir="/", environment={"PYTHONPATH": WHEEL_IN_CONTAINER},
         labels=run_labels(f"test-provider-{uuid.uuid4().hex[:8]}", **{ROLE_LABEL: "provider"}), network_mode="bridge")

@@ -195,17 +195,17 @@ def test_claude_code_plans(monkeypatch):
     case = load_case(Project(FIXTURES.parents[1]), "hello")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
     real = make_agent("claude-code", options=AgentOptions(model="claude-sonnet-4-5", max_turns=7)).plan(case, "default")
-    assert real.network == "bridge" and real.endpoint is None
-    assert real.secrets == {"ANTHROPIC_API_KEY": "sk-ant-test-0123456789"}
-    assert "ANTHROPIC_API_KEY" not in real.env
+    assert real.network == "none" and real.endpoint is None and real.proxy is not None
+    assert real.secrets == {} and real.env["ANTHROPIC_API_KEY"] == "bench-proxy-placeholder"
+    assert real.redactions() == {"ANTHROPIC_API_KEY": "sk-ant-test-0123456789"}
     for flag in ("--max-turns 7", "--model claude-sonnet-4-5", "--dangerously-skip-permissions",
                  "--output-format stream-json --verbose"):
         assert flag in real.command[-1]
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
     scripted = make_agent("claude-code", options=AgentOptions(model_script=SCRIPTS / "hello-solve.toml"))
-    plan = scripted.plan(case, "default")
+    plan = scripted.plan(case, "default")  # the key is still set: a scripted run must not hand it on
     assert plan.endpoint is not None and plan.env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:8765"
-    assert plan.secrets == {} and f"--max-turns {case.spec.limits.max_turns}" in plan.command[-1]
+    assert plan.secrets == {} and plan.env["ANTHROPIC_API_KEY"] == "bench-scripted-endpoint"
+    assert f"--max-turns {case.spec.limits.max_turns}" in plan.command[-1]
     assert scripted.record().model.startswith("scripted:sha256:")
 
 
@@ -230,8 +230,9 @@ def test_codex_plan_and_refusals(monkeypatch):
         make_agent("codex", options=AgentOptions(model_script=SCRIPTS / "absent.toml"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
     plan = make_agent("codex", options=AgentOptions(model="gpt-5")).plan(case, "default")
-    assert plan.secrets == {"OPENAI_API_KEY": "sk-test-0123456789", "CODEX_API_KEY": "sk-test-0123456789"}
-    assert plan.network == "bridge" and plan.endpoint is None and "model_provider" not in plan.command[-1]
+    assert plan.secrets == {} and plan.env["CODEX_API_KEY"] == "bench-proxy-placeholder"
+    assert plan.proxy.upstream == "https://api.openai.com/v1" and plan.network == "none" and plan.endpoint is None
+    assert plan.redactions() == {"OPENAI_API_KEY": "sk-test-0123456789"}
     for flag in ("exec --json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-m gpt-5"):
         assert flag in plan.command[-1]
 
