@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
+from .model_endpoint import serve_until_stopped
+
 READY = "BENCH-PROXY-READY"
 CREDENTIAL_ENV = "BENCH_PROXY_CREDENTIAL"
 AUTH_KINDS = ("x-api-key", "bearer")
@@ -314,11 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ProxyError, OSError, ssl.SSLError) as exc:
         print(f"credential proxy: {exc}", file=sys.stderr, flush=True)
         return 2
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return serve_until_stopped()
 
 
 if __name__ == "__main__":

@@ -373,6 +373,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     server = serve(script, args.port, args.host, args.require_key_sha256)
     print(f"{READY} port={server.server_address[1]} turns={len(script)}", flush=True)
+    return serve_until_stopped()
+
+
+def serve_until_stopped() -> int:
+    """A sidecar's main thread after its ready line: its servers run on threads until the container goes."""
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
