@@ -26,7 +26,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import docker
 from docker.errors import ImageNotFound
@@ -107,14 +107,25 @@ class Images:
         if name in self._resolved and not force:
             return self._resolved[name]
         tag = self.tag(name)
-        image = None if force else self.find(tag)
-        if image is None:
-            self.log(f"building image {name} as {tag}")
-            image = self._build(name, tag)
-            self.built.append(name)
+        build = lambda: self._build(name, tag)
+        image = self.build_once(name, tag, build) if not force else self._built(name, tag, build, "")
         record = self._with_digest(ImageRecord(name=name, tag=tag, id=image.id), image)
         self._resolved[name] = record
         return record
+
+    def build_once(self, name: str, tag: str, build: Callable[[], Any], why: str = ""):
+        """The image under ``tag``, built (and counted in ``built``) only when the tag is missing.
+
+        The one way any image of a run gets made: pinned images, agent layers on a
+        workspace image, subject project images.
+        """
+        return self.find(tag) or self._built(name, tag, build, why)
+
+    def _built(self, name: str, tag: str, build: Callable[[], Any], why: str):
+        self.log(f"building image {name} as {tag}{why}")
+        image = build()
+        self.built.append(name)
+        return image
 
     def find(self, tag: str):
         """The image with this tag, or None."""

@@ -201,11 +201,8 @@ def project_image(images: Images, subject: Subject) -> ImageRecord:
                    "subject": subject.record.tarball_sha256})
     name = f"{subject.image}-project"
     tag = f"bench/{name}:{short_tag(key)}"
-    image = images.find(tag)
-    if image is None:
-        images.log(f"building image {name} as {tag} with {subject.record.origin}")
-        image = _build_project(images, subject, tag, parent.tag, images.ca_for(spec))
-        images.built.append(name)
+    image = images.build_once(name, tag, lambda: _build_project(images, subject, tag, parent.tag, images.ca_for(spec)),
+                              f" with {subject.record.origin}")
     return ImageRecord(name=name, tag=tag, id=image.id)
 
 

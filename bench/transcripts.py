@@ -19,14 +19,23 @@ so only ``turns`` is counted, from the assistant messages seen.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from .agents.base import AgentReport
 
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 CAPPED_SUBTYPES = ("error_max_turns", "error_max_budget_usd")
 
+
+
+@dataclass
+class AgentReport:
+    """What an agent's transcript says about its run: read here, carried by the agent's plan."""
+
+    status: str | None = None  # completed | capped | timeout | error
+    usage: dict[str, float] = field(default_factory=dict)
+    session_id: str | None = None
 
 def events(path: Path) -> Iterator[dict]:
     """Every JSON object line of a transcript; other lines (a stray stderr line) are skipped."""

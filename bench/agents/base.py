@@ -19,6 +19,7 @@ from ..cases import Case
 from ..errors import UsageError
 from ..hashing import sha256_file
 from ..models import AgentRecord
+from ..transcripts import AgentReport
 
 PROMPT_FILE = "/task/PROMPT.md"
 WORKSPACE = "/workspace"
@@ -26,15 +27,6 @@ TRANSCRIPT_LOG = "transcript.log"
 TRANSCRIPT_JSONL = "transcript.jsonl"
 MIN_SECRET_CHARS = 8
 PLACEHOLDER = "bench-proxy-placeholder"  # the only model key an agent behind the credential proxy holds
-
-
-@dataclass
-class AgentReport:
-    """What an agent's transcript says about its run (bench/transcripts.py reads it)."""
-
-    status: str | None = None  # completed | capped | timeout | error
-    usage: dict[str, float] = field(default_factory=dict)
-    session_id: str | None = None
 
 
 @dataclass

@@ -64,11 +64,8 @@ def derive(images: Images, layer: str, cli: ImageRecord, workspace: ImageRecord)
     """The workspace image with /opt/agent/<layer> copied from the CLI image; built only when its tag is missing."""
     name = f"{layer}-on-{workspace.name}"
     tag = f"bench/{name}:{short_tag(combine({'cli': cli.id, 'workspace': workspace.id}))}"
-    image = images.find(tag)
-    if image is None:
-        images.log(f"building image {name} as {tag} ({layer} CLI on {workspace.name})")
-        image = _build(images, name, tag, _dockerfile(layer, cli, workspace, images.client))
-        images.built.append(name)
+    image = images.build_once(name, tag, lambda: _build(images, name, tag, _dockerfile(layer, cli, workspace, images.client)),
+                              f" ({layer} CLI on {workspace.name})")
     record = ImageRecord(name=name, tag=tag, id=image.id)
     return record.model_copy(update={"content_digest": images.filesystem(name, image.id)["digest"]})
 
