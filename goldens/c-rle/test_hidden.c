@@ -1,6 +1,8 @@
 #include <stdio.h>
 #include <string.h>
-#include "rle.h"
+/* Not the workspace's rle.h: a header of the agent's could rewrite this test with macros.
+ * The gate's grep check holds the header to this very prototype. */
+int rle_encode(const char *in, char *out, size_t cap);
 
 #ifndef BENCH_NONCE
 #define BENCH_NONCE "no-nonce"

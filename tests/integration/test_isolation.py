@@ -153,6 +153,22 @@ def test_library_constructor_cannot_fake_the_tests(docker_client, bench, tmp_pat
     command = plant({"src/rle.c": attack("constructor-rle.c")})
     result = run_attack(bench, tmp_path, "c-rle", command, "constructor")
     assert_failed_by_the_gate(result, ROOT, "c-rle")
+    assert "closing nonce line" in check(result, WITHHELD_TESTS)["detail"]  # faked and exited before main
+
+
+def test_library_cannot_replace_libc_for_the_withheld_test(docker_client, bench, tmp_path):
+    command = plant({"Makefile": attack("fake-test.mk"), "src/rle.c": attack("interpose-rle.c")})
+    result = run_attack(bench, tmp_path, "c-rle", command, "interpose")
+    assert_failed_by_the_gate(result, ROOT, "c-rle")
+    assert "defines more than rle_encode" in check(result, WITHHELD_TESTS)["detail"]
+
+
+def test_header_macros_cannot_rewrite_the_withheld_test(docker_client, bench, tmp_path):
+    command = plant({"Makefile": attack("fake-test.mk"), "src/rle.h": attack("macro-rle.h")})
+    result = run_attack(bench, tmp_path, "c-rle", command, "macro")
+    assert_failed_by_the_gate(result, ROOT, "c-rle")
+    assert check(result, "header unchanged")["passed"] is True  # the prototype is there: only macros were added
+    assert "hidden tests failed" in check(result, WITHHELD_TESTS)["detail"]
 
 
 def test_process_left_by_one_check_cannot_tamper_with_the_next(docker_client, bench, tmp_path):
