@@ -23,7 +23,7 @@ from pathlib import Path
 from .. import seat as seats
 from ..errors import InfrastructureError
 from ..gates import pixels
-from ..gates.browser import refusal, slug
+from ..gates.browser import Stopwatch, refusal, slug
 from ..gates.runner import BOOT, MARK, PLAN, WHEEL
 from ..gatespec import BrowserCheck
 from ..models import CheckResult
@@ -42,20 +42,25 @@ def run(ctx: GradeContext, check: BrowserCheck, seconds_left: float) -> CheckRes
     result = lambda passed, detail, **extra: CheckResult(name=check.name, kind=check.kind, gating=check.gating,
                                                           passed=passed, detail=detail, **extra)
     log_line(ctx, f"--- check '{check.name}' (browser)")
+    clock = Stopwatch()  # the host's share: seat probe, build and observer containers, measuring
     if ctx.seat_need != "none":
-        seat = probe(ctx)
+        with clock("seat-probe"):
+            seat = probe(ctx)
         if refused := refusal(ctx.seat_need, ctx.seat_mode or "auto", seat):
-            return result(False, refused, incomplete=True, seat=seat)
+            return result(False, refused, incomplete=True, seat=seat, timings=clock.laps)
     with tempfile.TemporaryDirectory(prefix="bench-site-") as tmp:
-        site = Path(tmp) / "site.tar"
-        failure = build(ctx, check, site, seconds_left)
+        site, frames = Path(tmp) / "site.tar", Path(tmp) / "frames.tar"
+        with clock("build"):
+            failure = build(ctx, check, site, seconds_left)
         if failure:
-            return result(False, failure)
-        frames = Path(tmp) / "frames.tar"
-        report, failure = observe(ctx, check, site, frames, seconds_left)
+            return result(False, failure, timings=clock.laps)
+        with clock("observe"):
+            report, failure = observe(ctx, check, site, frames, seconds_left)
         if failure:
-            return result(False, failure)
-        return judge(ctx, check, report, frames)
+            return result(False, failure, timings=clock.laps)
+        with clock("measure"):
+            judged = judge(ctx, check, report, frames)
+    return judged.model_copy(update={"timings": {**judged.timings, **clock.laps}})
 
 
 def build(ctx: GradeContext, check: BrowserCheck, site: Path, seconds_left: float) -> str | None:

@@ -7,14 +7,17 @@ renders on the CPU, so concurrent graders would only slow each other), with
 ``--seat software``. Reports per case the trial's phases (stage, agent, grade) and, inside
 the grade phase, the browser check's own stages:
 
-  launch   Chromium starting                        } browser
+  launch   Chromium starting                        } browser (inside the observer container)
   seat     the WebGPU adapter probe                  } browser
   ready    opening the page until it is ready        } browser
   steps    input and frame captures                  } browser
-  build    the gate's build command (+ finding dist/) } building and serving
-  measure  pixel predicates and saving PNGs
-  grader   the rest of the grade phase: container start, copying the workspace in,
-           Python and Playwright start-up, reading the artifacts back
+  seat-probe  the run's one seat probe container (first browser trial of a run only)
+  build    the build container: workspace in, the gate's build command, dist/ out
+  observe  the observer container's wall time; `containers` is observe minus the browser
+           stages: container start, copying the site in, Python and Playwright start-up,
+           frames out
+  measure  the host decoding the frames, deciding the predicates, saving PNGs
+  grader   the rest of the grade phase
 
 and the wall time of the whole run with the browser's share of it. Images and the
 subject's project image are built before timing (a warm-up run of red-box). This is a
@@ -60,6 +63,7 @@ def rows(results: list[TrialResult]) -> list[dict]:
     for result in results:
         check = next((c for c in result.checks if c.kind == "browser"), None)
         stages = dict(check.timings) if check else {}
+        stages["containers"] = round(stages.get("observe", 0.0) - sum(stages.get(n, 0.0) for n in BROWSER), 3)
         grade = result.phases.get("grade", 0.0)
         stages["grader"] = round(grade - (check.duration_s if check else 0.0), 3)
         table.append({"case": result.case, "verdict": result.verdict.value, "phases": result.phases,
@@ -69,7 +73,7 @@ def rows(results: list[TrialResult]) -> list[dict]:
 
 def report(rows_: list[dict], wall: float) -> dict:
     totals = {name: round(sum(r["stages"].get(name, 0.0) for r in rows_), 2)
-              for name in (*BROWSER, "build", "measure", "grader")}
+              for name in (*BROWSER, "seat-probe", "build", "containers", "measure", "grader")}
     browser = sum(totals[name] for name in BROWSER)
     grading = sum(r["grade_s"] for r in rows_)
     header = f"{'case':18} {'verdict':8} {'trial s':>8} {'grade s':>8}  " + " ".join(f"{n:>7}" for n in totals)
