@@ -85,8 +85,9 @@ def report(rows_: list[dict], wall: float) -> dict:
           + " ".join(f"{totals[n]:7.1f}" for n in totals))
     print(f"\nwall time of all {len(rows_)} oracle trials: {wall:.1f} s")
     print(f"share of grading time: browser {browser / grading:.0%} (launch, seat probe, ready, steps), "
-          f"building and serving {totals['build'] / grading:.0%}, measuring {totals['measure'] / grading:.0%}, "
-          f"grader container and start-up {totals['grader'] / grading:.0%}")
+          f"build container {totals['build'] / grading:.0%}, observer container start-up and copies "
+          f"{totals['containers'] / grading:.0%}, seat probe {totals['seat-probe'] / grading:.0%}, "
+          f"measuring on the host {totals['measure'] / grading:.0%}, the rest {totals['grader'] / grading:.0%}")
     return {"wall_s": round(wall, 2), "grading_s": round(grading, 2), "totals": totals,
             "browser_share": round(browser / grading, 3), "build_share": round(totals["build"] / grading, 3)}
 
