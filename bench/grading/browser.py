@@ -172,7 +172,8 @@ def read_frames(frames_tar: Path, files: dict[str, str]) -> dict[str, bytes]:
     """name -> PNG bytes for every reported frame that is a regular file in the observer's out folder."""
     if not frames_tar.is_file():
         return {}
-    wanted = {f"{Path(OUT).name}/{file}": name for name, file in files.items()}
+    wanted = {f"{Path(OUT).name}/{file}": name for name, file in files.items()
+              if "/" not in file and not file.startswith(".")}  # plain names in the out folder only
     pngs = {}
     with tarfile.open(frames_tar) as archive:
         for member in archive.getmembers():

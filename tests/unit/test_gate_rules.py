@@ -127,3 +127,22 @@ def test_results_that_do_not_match_the_gate_are_a_grader_fault(names):
     results = [result(n, kinds.get(n, "grep"), True, n != "advisory") for n in names]
     with pytest.raises(InfrastructureError, match="grader fault"):
         decide(GATE, results)
+
+
+def test_frames_come_back_only_as_regular_files_the_report_names(tmp_path):
+    """The observer's out folder is read by name: a link, a traversal or an unnamed file is never read."""
+    from bench.grading.browser import read_frames
+
+    tar = tmp_path / "frames.tar"
+    with tarfile.open(tar, "w") as archive:
+        for name, data in {"bench-out/first.png": b"PNG1", "bench-out/extra.png": b"X",
+                           "bench-out/../escape.png": b"E"}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("bench-out/later.png")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        archive.addfile(link)
+    files = {"first": "first.png", "later": "later.png", "escape": "../escape.png"}
+    assert read_frames(tar, files) == {"first": b"PNG1"}
+    assert read_frames(tmp_path / "absent.tar", files) == {}
