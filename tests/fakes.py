@@ -50,6 +50,7 @@ class FakeSandbox:
     def __init__(self, spec: SandboxSpec, behaviour: Behaviour) -> None:
         self.spec, self.behaviour = spec, behaviour
         self.files: dict[str, bytes] = {}
+        self.dirs: set[str] = set()
         self.stdout, self.stderr = "", ""
         self.destroyed = False
 
@@ -63,9 +64,11 @@ class FakeSandbox:
         raw = data if isinstance(data, bytes) else data.read()
         with tarfile.open(fileobj=io.BytesIO(raw)) as archive:
             for member in archive.getmembers():
+                name = f"{at.strip('/')}/{member.name}".strip("/")
                 if member.isreg():
-                    name = f"{at.strip('/')}/{member.name}".strip("/")
                     self.files[name] = archive.extractfile(member).read()
+                elif member.isdir():
+                    self.dirs.add(name)
 
     put_tar = put
 
@@ -95,7 +98,7 @@ class FakeSandbox:
         prefix = path.strip("/") + "/"
         top = Path(path).name
         chosen = {name: data for name, data in self.files.items() if name.startswith(prefix)}
-        if not chosen:
+        if not chosen and path.strip("/") not in self.dirs:
             raise InfrastructureError(f"exporting {path}: no such folder")
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as archive:

@@ -138,9 +138,27 @@ def test_an_interrupted_trial_says_so(tmp_path):
     assert result.reason.startswith("interrupted: the run was stopped")
 
 
+def seat_probe(klass: str, adapter: str):
+    """The seat-probe container's behaviour: its one report line names the seat."""
+    seat = {"class": klass, "chromium": "156", "adapter": adapter}
+
+    def probe(box: FakeSandbox) -> Outcome:
+        box.say(stdout=MARK + json.dumps({"seat": seat}) + "\n")
+        return Outcome(0, False, 0.1)
+    return probe
+
+
+def built(box: FakeSandbox) -> Outcome:
+    box.files["workspace/dist/index.html"] = b"<canvas>"
+    return Outcome(0, False, 0.1)
+
+
+def observed_by(browser) -> dict:
+    return {"agent": ok_agent, "build": built, "browser": browser, "seat-probe": seat_probe("real", "nvidia")}
+
+
 def test_a_refused_seat_is_incomplete_and_nothing_is_built(tmp_path):
-    seat = {"class": "fallback", "chromium": "156", "adapter": "google / swiftshader"}
-    probe = lambda box: (box.say(stdout=MARK + json.dumps({"seat": seat}) + "\n"), Outcome(0, False, 0.1))[1]
+    probe = seat_probe("fallback", "google / swiftshader")
     result, _, engine = run_with(tmp_path, "red-box", agent=ok_agent, **{"seat-probe": probe})
     assert result.verdict is Verdict.INCOMPLETE
     assert "needs a real GPU" in result.reason
@@ -148,29 +166,22 @@ def test_a_refused_seat_is_incomplete_and_nothing_is_built(tmp_path):
 
 
 def test_an_observer_that_reports_nothing_is_a_grader_fault(tmp_path):
-    seat = {"class": "real", "chromium": "156", "adapter": "nvidia"}
-    probe = lambda box: (box.say(stdout=MARK + json.dumps({"seat": seat}) + "\n"), Outcome(0, False, 0.1))[1]
-
-    def built(box: FakeSandbox) -> Outcome:
-        box.files["workspace/dist/index.html"] = b"<canvas>"
-        return Outcome(0, False, 0.1)
-
-    result, _, _ = run_with(tmp_path, "red-box", agent=ok_agent, build=built, browser=lambda box: Outcome(0, False, 0.1),
-                            **{"seat-probe": probe})
+    result, _, _ = run_with(tmp_path, "red-box", **observed_by(lambda box: Outcome(0, False, 0.1)))
     assert result.verdict is Verdict.ERROR and "grader fault" in result.reason
 
 
 def test_an_observer_killed_for_memory_fails_the_check(tmp_path):
-    seat = {"class": "real", "chromium": "156", "adapter": "nvidia"}
-    probe = lambda box: (box.say(stdout=MARK + json.dumps({"seat": seat}) + "\n"), Outcome(0, False, 0.1))[1]
+    result, _, _ = run_with(tmp_path, "red-box", **observed_by(lambda box: Outcome(137, False, 0.1, oom_killed=True)))
+    assert result.verdict is Verdict.FAIL and "ran out of memory" in result.reason
 
-    def built(box: FakeSandbox) -> Outcome:
-        box.files["workspace/dist/index.html"] = b"<canvas>"
+
+def test_an_observer_report_about_another_check_is_a_grader_fault(tmp_path):
+    def other(box: FakeSandbox) -> Outcome:
+        box.say(stdout=MARK + json.dumps({"check": "not this one", "frames": {}}) + "\n")
         return Outcome(0, False, 0.1)
 
-    result, _, _ = run_with(tmp_path, "red-box", agent=ok_agent, build=built,
-                            browser=lambda box: Outcome(137, False, 0.1, oom_killed=True), **{"seat-probe": probe})
-    assert result.verdict is Verdict.FAIL and "ran out of memory" in result.reason
+    result, _, _ = run_with(tmp_path, "red-box", **observed_by(other))
+    assert result.verdict is Verdict.ERROR and "not on check 'a still red cube" in result.reason
 
 
 def test_a_failure_while_recording_leaves_a_minimal_honest_record(tmp_path, monkeypatch):
