@@ -1,28 +1,26 @@
 """The `bench` command: verbs only — parse, call the library, render. No logic here.
 
 ``bench CASE...`` is shorthand for ``bench run CASE...``. Exit codes: 0 done, 1 a
-failure the user should look at (an ERROR trial, a provenance difference), 2 bad usage.
+failure the user should look at (an ERROR trial, a provenance difference, a broken
+guardrail), 2 bad usage, 3 `compare` refused as not comparable.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from . import __version__
+from .cli_common import console, err, option_set, project as _project, results_option
+from .cli_provenance import compare_cmd, keys, verify_provenance
 from .errors import BenchError
-
-console = Console(stderr=False, highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class DefaultToRun(click.Group):
@@ -37,23 +35,10 @@ class DefaultToRun(click.Group):
 # --- option sets: each option declared once, each set named for what it fills -----------------
 
 
-def option_set(*options: Callable) -> Callable:
-    """Several click options applied as one decorator, in the order given (that is --help's order)."""
-    def apply(command: Callable) -> Callable:
-        for option in reversed(options):
-            command = option(command)
-        return command
-    return apply
-
-
 ca_bundle_option = click.option(
     "--ca-bundle", envvar="BENCH_CA_BUNDLE",
     help="Extra CA bundle to trust in image builds (and, in `bench run`, in agent containers given a network) "
          "[env BENCH_CA_BUNDLE].")
-
-
-def results_option(help: str = "Folder holding the label folders.") -> Callable:
-    return click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path), help=help)
 
 
 # Each destination is a field name of RunRequest (bench/run.py), so the request is built by name.
@@ -100,12 +85,6 @@ def by_name(model: type, values: dict[str, Any]) -> dict[str, Any]:
 @click.version_option(__version__, prog_name="bench")
 def cli() -> None:
     """Hermetic Bench: clean-agent trials in fresh containers, graded by withheld gates."""
-
-
-def _project():
-    from .paths import Project, find_root
-
-    return Project(find_root())
 
 
 @cli.command()
@@ -266,22 +245,6 @@ def images_prune(names, results: Path, dry_run: bool) -> None:
         console.print(line, markup=False)
 
 
-@cli.command("verify-provenance")
-@click.argument("results", required=False, type=click.Path(path_type=Path), default=Path("results"))
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def verify_provenance(results: Path, as_json: bool) -> None:
-    """Recompute hashes, case and goldens, image IDs; exit 1 naming each difference."""
-    from .provenance import verify
-
-    report = verify(results, _project())
-    if as_json:
-        console.print_json(json.dumps(report.as_dict()))
-    else:
-        for line in report.lines():
-            console.print(line, markup=False)
-    sys.exit(0 if report.ok else 1)
-
-
 @cli.command("schema")
 @click.option("--check", is_flag=True, help="Exit 1 if provenance/schema/ is out of date instead of writing.")
 def schema(check: bool) -> None:
@@ -294,33 +257,6 @@ def schema(check: bool) -> None:
     sys.exit(1 if check and stale else 0)
 
 
-@cli.command("compare")
-@click.argument("baseline")
-@click.argument("candidate")
-@click.option("--allow-drift", is_flag=True,
-              help="Compare even when case, goldens, grader image, harness or seat class differ (each is printed).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
-@results_option("Where label names are looked up (a path works as well).")
-def compare_cmd(baseline: str, candidate: str, allow_drift: bool, as_json: bool, results: Path) -> None:
-    """Compare two labels: pass rates, paired tests, metrics, guardrail floor.
-
-    Exit 0 when comparable and every floor holds; 1 when refused for drift or a guardrail breaks.
-    """
-    from .compare import compare_labels, tables
-
-    report = compare_labels(baseline, candidate, results, allow_drift)
-    for warning in report.warnings:
-        err.print(f"warning: {warning}", markup=False, soft_wrap=True)
-    if as_json:
-        console.print_json(report.model_dump_json())
-    else:
-        for table in tables(report):
-            console.print(table)
-        for line in report.lines():
-            console.print(line, markup=False, soft_wrap=True)
-    sys.exit(report.exit_code)
-
-
 @cli.command("report")
 @click.argument("label")
 @results_option("Where the label name is looked up (a path works as well).")
@@ -330,6 +266,10 @@ def report(label: str, results: Path) -> None:
     from .report import render
 
     console.print(f"wrote {render(resolve_label(label, results))}")
+
+
+for command in (verify_provenance, keys, compare_cmd):
+    cli.add_command(command)
 
 
 def _terminate(signum, frame) -> None:

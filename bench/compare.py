@@ -1,10 +1,14 @@
 """`bench compare`: two labels, refused unless comparable, then paired per case x arm.
 
-A comparison is only evidence when both sides graded the same thing the same way, so
-comparability comes first: for every case both labels share, the case and goldens
-hashes, the grader image, the harness and the seat class must agree, or the
-comparison is refused (exit 1) with every difference named; ``--allow-drift``
-compares anyway and still names them.
+A comparison is only evidence when both sides are what they claim and graded the same
+thing the same way, so two things come first. Each label must verify: signed by a
+trusted key, every file as signed, consistent with itself (bench/label_check.py);
+else the comparison is refused, every finding named, unless ``--allow-unsigned``.
+Then comparability: for every case both labels share, the case and goldens hashes,
+the grader image, the harness and the seat class must agree, or the comparison is
+refused with every difference named; ``--allow-drift`` compares anyway and still
+names them. Finally a case x arm with no valid trial on a side has nothing to judge:
+refused, never "holds".
 
 Only valid trials (PASS or FAIL) carry outcomes and metrics. ERROR is the harness's
 fault and INCOMPLETE a refused observation; counting either as a failure, or their
@@ -16,8 +20,9 @@ moment. The guardrail floor compares worst trials, because a regression that sho
 only in the tail hides behind every average. Quality metrics are PASS itself (1/0)
 and every numeric metric a check reports; all are higher-is-better.
 
-Exit codes (mapped in the CLI): 0 comparable and every floor holds; 1 refused for
-drift or a guardrail broken; 2 bad usage (a missing or empty label folder).
+Exit codes (DESIGN.md): 0 comparable and every floor holds; 1 a guardrail broken;
+3 refused as not comparable (drift, an unverifiable label, a side without valid
+trials); 2 bad usage (a missing or empty label folder).
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, computed_field
-from rich.table import Table
 
 from .errors import RecordError, UsageError
-from .models import ArmSummary, FloorRow, MetricSpread, Provenance, TrialResult, Verdict
+from .keys import trusted_keys as default_trust
+from .label_check import integrity
+from .models import Provenance, TrialResult, Verdict
+from .stat_models import ArmSummary, FloorRow, MetricSpread
 from .paths import RunPaths
 from .readback import read_record, rerun_fix
 from .stats import guardrail_floor, mcnemar_exact, paired_bootstrap_diff, percent_change
@@ -74,7 +81,10 @@ def load_groups(paths: RunPaths) -> Groups:
         )
     groups: Groups = {}
     for trial in trials:
-        result = read_record(trial.result, TrialResult, rerun_fix(trial))
+        try:
+            result = read_record(trial.result, TrialResult, rerun_fix(trial))
+        except RecordError:
+            continue  # unverified() names it, and the comparison is refused unless --allow-unsigned
         try:
             provenance = read_record(trial.provenance, Provenance, "")
         except (OSError, RecordError):
@@ -243,14 +253,25 @@ class CompareReport(BaseModel):
     baseline: str
     candidate: str
     allow_drift: bool
+    allow_unsigned: bool = False
+    unverified: list[str] = []
     drift: list[Drift]
     warnings: list[str]
     comparisons: list[PairComparison]
 
     @computed_field
     @property
+    def nothing_to_judge(self) -> list[str]:
+        """Pairs where a side has no PASS or FAIL trial: an all-ERROR side is never "holds"."""
+        return [f"{p.case}/{p.arm}: the {side} has no valid (PASS or FAIL) trial — nothing to judge"
+                for p in self.comparisons for side, summary in (("baseline", p.baseline), ("candidate", p.candidate))
+                if summary.counts[Verdict.PASS] + summary.counts[Verdict.FAIL] == 0]
+
+    @computed_field
+    @property
     def refused(self) -> bool:
-        return bool(self.drift) and not self.allow_drift
+        return (bool(self.drift) and not self.allow_drift) or (bool(self.unverified) and not self.allow_unsigned) \
+            or bool(self.nothing_to_judge)
 
     @computed_field
     @property
@@ -262,15 +283,13 @@ class CompareReport(BaseModel):
     @computed_field
     @property
     def exit_code(self) -> int:
-        return 1 if self.refused or self.broken else 0
+        return 3 if self.refused else 1 if self.broken else 0
 
     def lines(self) -> list[str]:
-        """The drift, then the verdict, in words."""
-        lines = []
-        if self.drift:
-            lines.append(f"compared despite {len(self.drift)} difference(s) (--allow-drift):" if self.allow_drift else
-                         f"not comparable — {len(self.drift)} difference(s); rerun with --allow-drift to compare anyway:")
-            lines += [f"  {d}" for d in self.drift]
+        """What was refused and why, then the verdict, in words."""
+        lines = _listed(self.unverified, self.allow_unsigned, "not verifiable", "finding", "--allow-unsigned")
+        lines += _listed([str(d) for d in self.drift], self.allow_drift, "not comparable", "difference", "--allow-drift")
+        lines += [f"refused: {line}" for line in self.nothing_to_judge]
         if self.refused:
             return lines
         lines += [f"guardrail broken: {b}" for b in self.broken]
@@ -280,17 +299,34 @@ class CompareReport(BaseModel):
         return lines
 
 
+def _listed(found: list[str], allowed: bool, why: str, noun: str, flag: str) -> list[str]:
+    if not found:
+        return []
+    head = f"compared despite {len(found)} {noun}(s) ({flag}):" if allowed else \
+        f"{why} — {len(found)} {noun}(s); rerun with {flag} to compare anyway:"
+    return [head, *(f"  {line}" for line in found)]
+
+
+def unverified(paths: RunPaths, trusted: dict) -> list[str]:
+    """Every reason this label is not proven: its signature, files against the statement, its consistency."""
+    _, found = integrity(paths, trusted)
+    return [f"{paths.label}: {where + ': ' if where != '.' else ''}{what}" for where, what in found]
+
+
 def compare_labels(baseline: str | Path, candidate: str | Path, results: Path = Path("results"),
-                   allow_drift: bool = False) -> CompareReport:
-    """Resolve both labels, check comparability, and compare every paired case x arm."""
+                   allow_drift: bool = False, allow_unsigned: bool = False,
+                   trusted: dict | None = None) -> CompareReport:
+    """Resolve and verify both labels, check comparability, and compare every paired case x arm."""
     b_paths, c_paths = resolve_label(baseline, results), resolve_label(candidate, results)
     base, cand = load_groups(b_paths), load_groups(c_paths)
     pairs, warnings = pair_arms(base, cand)
     if not pairs:
         raise UsageError(f"{b_paths.dir} and {c_paths.dir} share no case x arm — compare two runs of the same cases")
     drift = find_drift(base, cand, sorted({case for case, _, _ in pairs}))
+    trusted = default_trust() if trusted is None else trusted
     report = CompareReport(baseline=str(b_paths.dir), candidate=str(c_paths.dir), allow_drift=allow_drift,
-                           drift=drift, warnings=warnings, comparisons=[])
+                           allow_unsigned=allow_unsigned, drift=drift, warnings=warnings, comparisons=[],
+                           unverified=unverified(b_paths, trusted) + unverified(c_paths, trusted))
     if report.refused:
         return report
     for case, b_arm, c_arm in pairs:
@@ -309,51 +345,6 @@ def _few_trials(pair: PairComparison) -> list[str]:
             warnings.append(f"{pair.case}/{pair.arm}: the {side} has {valid} valid trial(s); "
                             f"fewer than {MIN_VALID} say little — run more with --trials")
     return warnings
-
-
-# --- rendering -------------------------------------------------------------------------
-
-
-def tables(report: CompareReport) -> list[Table]:
-    """Pass rates with the paired test, metric spreads, and the floor; nothing when refused."""
-    if report.refused:
-        return []
-    rates = Table("case", "arm", "baseline", "candidate", "Δ [paired 95% CI]", "McNemar p (pairs)",
-                  title="pass rate over PASS+FAIL [Wilson 95%]")
-    metrics = Table("case", "arm", "metric", "baseline", "candidate", "Δ%", title="median (min–max), valid trials")
-    floors = Table("case", "arm", "metric", "baseline worst", "candidate worst", "floor", title="guardrail floor")
-    for p in report.comparisons:
-        rates.add_row(p.case, p.arm, _rate(p.baseline), _rate(p.candidate), _delta(p),
-                      f"{p.mcnemar_p:.3g} ({p.pairs})")
-        for m in p.metrics:
-            change = "—" if m.change_pct is None else f"{m.change_pct:+.1f}%"
-            metrics.add_row(p.case, p.arm, m.metric, _spread(m.baseline), _spread(m.candidate), change)
-        for f in p.floors:
-            floors.add_row(p.case, p.arm, f.metric, _num(f.baseline_worst), _num(f.candidate_worst),
-                           "holds" if f.holds else "[red]BROKEN[/]")
-    return [rates, metrics, floors]
-
-
-def _rate(s: ArmSummary) -> str:
-    passed, graded = s.counts[Verdict.PASS], s.counts[Verdict.PASS] + s.counts[Verdict.FAIL]
-    if not graded or s.pass_interval is None:
-        return "—"
-    low, high = s.pass_interval
-    return f"{passed}/{graded} [{low:.0%}–{high:.0%}]"
-
-
-def _delta(p: PairComparison) -> str:
-    """Difference of the rates in points, then the bootstrap interval of the paired difference."""
-    if p.baseline.pass_rate is None or p.candidate.pass_rate is None:
-        return "—"
-    delta = f"{(p.candidate.pass_rate - p.baseline.pass_rate) * 100:+.0f} pts"
-    if p.diff_interval is None:
-        return delta
-    return f"{delta} [{p.diff_interval[0] * 100:+.0f}, {p.diff_interval[1] * 100:+.0f}]"
-
-
-def _spread(s: MetricSpread | None) -> str:
-    return "—" if s is None else f"{_num(s.median)} ({_num(s.low)}–{_num(s.high)})"
 
 
 def _num(value: float | None) -> str:

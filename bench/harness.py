@@ -23,6 +23,9 @@ from .models import HarnessRecord
 
 PACKAGE_DIR = Path(bench.__file__).resolve().parent
 WHEEL_IN_CONTAINER = "/opt/bench/harness.whl"
+DIRTY_PATHS = ("bench", "cases", "goldens", "images", "provenance", "pyproject.toml")
+"""Everything in the checkout that can change a result: the code, the cases, their withheld halves, the
+images' sources, the pins and lock, the build. An uncommitted change to any of them makes the git SHA a lie."""
 
 
 @dataclass(frozen=True)
@@ -32,14 +35,17 @@ class Harness:
 
 
 def git_state(root: Path) -> tuple[str | None, bool]:
-    """(full commit SHA, dirty) of the checkout holding the harness; (None, False) outside git."""
+    """(full commit SHA, dirty) of the checkout holding the harness; (None, False) outside git.
+
+    Dirty means an uncommitted change under any of DIRTY_PATHS, not only the package.
+    """
     def git(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
 
     head = git("rev-parse", "HEAD")
     if head.returncode != 0:
         return None, False
-    status = git("status", "--porcelain", "--untracked-files=normal", "--", "bench", "pyproject.toml")
+    status = git("status", "--porcelain", "--untracked-files=normal", "--", *DIRTY_PATHS)
     return head.stdout.strip(), bool(status.stdout.strip())
 
 

@@ -18,7 +18,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 SCHEMA_VERSION = 1
-RUN_SCHEMA_VERSION = 2  # run.json: 2 records each case's inputs as CaseInputs, no longer a flat dict
+RUN_SCHEMA_VERSION = 3  # run.json: 3 adds the run's options, its trials and run ids, and each case's arms
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
@@ -185,18 +185,41 @@ class CaseInputs(Record):
     images: dict[str, str] = Field(description="Image ID by role: agent, grader, agent:<cli layer>.")
     seat: str | None = Field(None, description="The run's --seat (or auto), for cases that render.")
     subject_sha256: str | None = Field(None, description="The subject tarball installed, for cases with a subject.")
+    arms: list[ArmSpec] = Field(description="The arms this case runs, each with its agent, command, model and context "
+                                "resolved: what every trial folder <case>/<arm>/ of the label must agree with.")
+
+
+class RunOptions(Record):
+    """Every `bench run` option that changes what an agent does or how it is held (one experiment per label).
+
+    Fields are the flags of the same name; --model-script is recorded by the SHA-256 of
+    its bytes (its content, not its path, decides what the agent is told), --agent-env by names only.
+    """
+
+    agent: str
+    agent_cmd: str | None = None
+    model: str | None = None
+    model_script_sha256: str | None = None
+    max_turns: int | None = None
+    timeout_s: int | None = None
+    seat: str | None = None
+    subject: str | None = None
+    agent_env: list[str] = Field(default_factory=list)
+    agent_network: bool = False
 
 
 class RunRecord(Record):
-    """results/<label>/run.json: what a label was run with, so a resume can refuse drift."""
+    """results/<label>/run.json: what a label was run with (resume refuses drift; verify knows its trials)."""
 
     schema_version: int = RUN_SCHEMA_VERSION
     label: str
     harness_version: str
     wheel_sha256: str
-    arms: list[ArmSpec]
-    timeout_s: int | None = None
-    cases: dict[str, CaseInputs] = Field(description="Per case: its hashes, images, seat and subject.")
+    options: RunOptions
+    arms: list[ArmSpec] = Field(description="--arm as given, with the run's defaults applied; empty without --arm.")
+    trials: int = Field(ge=1, description="Trials per case x arm: the most any run of this label asked for.")
+    run_ids: list[str] = Field(description="Every run (invocation) that wrote trials into this label.")
+    cases: dict[str, CaseInputs] = Field(description="Per case: its hashes, images, seat, subject and arms.")
 
 
 # --- result.json ----------------------------------------------------------------------
@@ -338,62 +361,3 @@ class Manifest(Record):
 
     schema_version: int = SCHEMA_VERSION
     files: dict[str, str]
-
-
-# --- statistics (bench/stats.py computes them; summaries and compare report them) ---------
-
-
-class MetricSpread(Strict):
-    """Median and full range of one metric over the valid (PASS or FAIL) trials."""
-
-    median: float
-    low: float
-    high: float
-    n: int = Field(description="Trials that reported the metric.")
-
-
-class FloorRow(Strict):
-    """The guardrail floor for one metric: the candidate's worst trial against the baseline's."""
-
-    metric: str
-    baseline_worst: float | None = Field(description="None when either side has no value: nothing to compare.")
-    candidate_worst: float | None
-    holds: bool = Field(description="The candidate's worst is no worse than the baseline's (a tie holds).")
-
-
-class CheckTally(Record):
-    """How often one check passed, over the trials that ran it."""
-
-    name: str
-    gating: bool
-    passed: int
-    total: int
-    metrics: dict[str, MetricSpread] = Field(default_factory=dict, description="The check's own metrics.")
-
-
-class ArmSummary(Record):
-    case: str
-    arm: str
-    counts: dict[Verdict, int]
-    pass_rate: float | None = Field(description="PASS / (PASS + FAIL); None when neither.")
-    pass_interval: tuple[float, float] | None = Field(
-        None, description="Wilson 95% interval on pass_rate; None when no trial was PASS or FAIL."
-    )
-    pass_at_k: dict[int, float] = Field(
-        default_factory=dict, description="Unbiased pass@k for k in 1, 3, 5, 10 where PASS + FAIL >= k."
-    )
-    checks: list[CheckTally] = Field(default_factory=list, description="Per check, gating or not.")
-    metrics: dict[str, MetricSpread] = Field(
-        default_factory=dict, description="wall_s (sum of phases) and every usage key, over valid trials."
-    )
-
-
-class Summary(Record):
-    """results/<label>/summary.json"""
-
-    schema_version: int = SCHEMA_VERSION
-    label: str
-    run_id: str
-    created_at: datetime
-    images_built: list[str] = Field(default_factory=list)
-    arms: list[ArmSummary]

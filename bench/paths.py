@@ -12,7 +12,9 @@ Results layout (``RunPaths`` and ``TrialPaths``)::
 
     results/<label>/
       summary.json
-      run.json                          the run's arms and identity, for resume
+      run.json                          the run's options, arms and identity, for resume
+      attestation.dsse.json             the signed in-toto statement listing every file below by SHA-256
+      signer.pub                        the public half of the key that signed it
       harness/<wheel>                   the harness wheel the graders imported
       <case>/<arm>/trial-<n>/
         result.json  provenance.json  manifest.json
@@ -146,6 +148,18 @@ class RunPaths:
     @property
     def run_record(self) -> Path:
         return self.dir / "run.json"
+
+    @property
+    def attestation(self) -> Path:
+        return self.dir / "attestation.dsse.json"
+
+    @property
+    def signer_key(self) -> Path:
+        return self.dir / "signer.pub"
+
+    @property
+    def report(self) -> Path:
+        return self.dir / "report.html"
 
     @property
     def harness_dir(self) -> Path:

@@ -1,9 +1,14 @@
-"""`bench verify-provenance`: recompute what can be recomputed and name every difference.
+"""`bench verify-provenance`: prove who made a label, recompute what can be recomputed, name every difference.
 
-A result is only evidence if it can be checked later. For every trial this verifies
-the manifest (each recorded file's SHA-256, nothing missing, nothing added), that the
-case and goldens still hash as recorded, that every image is present on this engine
-with the recorded ID, and that the harness that made it was a clean commit.
+A result is only evidence if it can be checked later, by someone who assumes it was
+edited. Per label this checks the signed attestation (bench/attest.py: a trusted key,
+an untrusted one, none, or a broken signature) and the label as a whole
+(bench/label_check.py: every file against the signed statement, the trial set,
+each record's identity, summary.json, the wheel). Per trial it verifies the manifest,
+that the case and goldens still hash as recorded, that every image is present on this
+engine with the recorded ID and still derives from images/ as it is today, and that
+the harness that made it was a clean commit. A trial folder given alone is verified
+with its whole label, since a trial proves nothing outside it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from pathlib import Path
 from .cases import load_case
 from .errors import BenchError, RecordError, UsageError
 from .hashing import sha256_file
+from .keys import trusted_keys
+from .label_check import SourceTags, image_source_drift, integrity, trial_folders
 from .models import LEVELS, Manifest, Provenance
 from .paths import Project, RunPaths, TrialPaths
 from .readback import read_record
@@ -35,52 +42,70 @@ class Report:
     trials: int = 0
     differences: list[Difference] = field(default_factory=list)
     levels: dict[str, int] = field(default_factory=dict)
+    signatures: dict[str, dict] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return self.trials > 0 and not self.differences
 
     def lines(self) -> list[str]:
-        lines = [str(d) for d in self.differences]
+        lines = [f"{label}: {found['line']}" for label, found in self.signatures.items()
+                 if found["status"] == "trusted"] + [str(d) for d in self.differences]
         levels = ", ".join(f"{self.levels[level]} {level}" for level in LEVELS if level in self.levels)
         verdict = "ok" if self.ok else f"{len(self.differences)} difference(s)"
         lines.append(f"{self.trials} trial(s) checked ({levels or 'none'}): {verdict}")
         return lines
 
     def as_dict(self) -> dict:
-        return {"ok": self.ok, "trials": self.trials, "levels": self.levels,
+        return {"ok": self.ok, "trials": self.trials, "levels": self.levels, "signatures": self.signatures,
                 "differences": [{"where": d.where, "what": d.what} for d in self.differences]}
 
 
-def find_trials(results: Path) -> list[TrialPaths]:
-    """Trials under a results root, a label folder, or one trial folder."""
+def find_labels(results: Path) -> list[RunPaths]:
+    """The labels under a results root, a label folder itself, or the label of one trial folder."""
     if not results.exists():
         raise UsageError(f"{results} does not exist — pass a results folder, a label folder or a trial folder")
-    if (results / "manifest.json").is_file() or (results / "result.json").is_file():
-        return [TrialPaths(results)]
-    return [TrialPaths(p.parent) for p in sorted(results.rglob("trial-*/manifest.json"))] or \
-        [TrialPaths(p.parent) for p in sorted(results.rglob("trial-*/result.json"))]
+    results = results.resolve()
+    if results.name.startswith("trial-") and len(results.parents) > 3:
+        return [RunPaths(results.parents[2])]
+    if _is_label(results):
+        return [RunPaths(results)]
+    return [RunPaths(p) for p in sorted(p for p in results.iterdir() if p.is_dir() and _is_label(p))]
 
 
-def verify(results: Path, project: Project) -> Report:
+def _is_label(folder: Path) -> bool:
+    return (folder / "run.json").is_file() or (folder / "attestation.dsse.json").is_file() or \
+        any(p.is_dir() for p in folder.glob("*/*/trial-*"))
+
+
+def verify(results: Path, project: Project, trusted: dict | None = None) -> Report:
+    """Every label found at ``results``: signature and whole-label integrity, then each trial."""
     report = Report()
-    images = _ImageProbe()
-    for trial in find_trials(results):
-        report.trials += 1
-        where = str(trial.dir)
-        report.differences += [Difference(where, what) for what in check_manifest(trial)]
-        provenance, problem = _load_provenance(trial)
-        if provenance is None:
-            report.differences.append(Difference(where, problem))
-            continue
-        report.levels[provenance.reproducibility] = report.levels.get(provenance.reproducibility, 0) + 1
-        report.differences += [Difference(where, what) for what in check_provenance(provenance, project, images)]
-    for label_dir in {t.dir.parent.parent.parent for t in find_trials(results)}:
-        if not RunPaths(label_dir).summary.is_file():
-            report.differences.append(Difference(str(label_dir), "summary.json missing"))
+    trusted = trusted_keys() if trusted is None else trusted
+    images = _ImageProbe(project)
+    for paths in find_labels(results):
+        signature, found = integrity(paths, trusted)
+        report.signatures[str(paths.dir)] = {"status": signature.status, "keyid": signature.keyid,
+                                             "line": signature.line}
+        report.differences += [Difference(str(paths.dir / where) if where != "." else str(paths.dir), what)
+                               for where, what in found]
+        for trial in trial_folders(paths):
+            report.trials += 1
+            _verify_trial(report, trial, project, images)
     if report.trials == 0:
         report.differences.append(Difference(str(results), "no trial results found"))
     return report
+
+
+def _verify_trial(report: Report, trial: TrialPaths, project: Project, images: "_ImageProbe") -> None:
+    where = str(trial.dir)
+    report.differences += [Difference(where, what) for what in check_manifest(trial)]
+    provenance, problem = _load_provenance(trial)
+    if provenance is None:
+        report.differences.append(Difference(where, problem))
+        return
+    report.levels[provenance.reproducibility] = report.levels.get(provenance.reproducibility, 0) + 1
+    report.differences += [Difference(where, what) for what in check_provenance(provenance, project, images)]
 
 
 def check_manifest(trial: TrialPaths) -> list[str]:
@@ -126,6 +151,8 @@ def check_provenance(provenance: Provenance, project: Project, images: "_ImagePr
     for role, image in provenance.images.items():
         if problem := images.check(image.tag, image.id):
             problems.append(f"{role} image {image.tag}: {problem}")
+        if drift := images.source_drift(image):
+            problems.append(f"{role} image: {drift}")
     if provenance.harness.dirty:
         problems.append(f"harness was dirty (uncommitted changes at {provenance.harness.git_sha}) when recorded")
     return problems
@@ -134,13 +161,13 @@ def check_provenance(provenance: Provenance, project: Project, images: "_ImagePr
 class _ImageProbe:
     """Looks images up once each; says so once if the engine cannot be asked."""
 
-    def __init__(self) -> None:
+    def __init__(self, project: Project) -> None:
+        self.project = project
         self._client = None
         self._unreachable: str | None = None
+        self._drift: dict[str, str | None] = {}
 
-    def check(self, tag: str, image_id: str) -> str | None:
-        from docker.errors import ImageNotFound
-
+    def _connect(self):
         from .engine import connect
 
         if self._client is None and self._unreachable is None:
@@ -148,10 +175,23 @@ class _ImageProbe:
                 self._client = connect(timeout=10)
             except BenchError as exc:
                 self._unreachable = str(exc)
-        if self._client is None:
+        return self._client
+
+    def check(self, tag: str, image_id: str) -> str | None:
+        from docker.errors import ImageNotFound
+
+        if self._connect() is None:
             return f"cannot check the image ID: {self._unreachable}"
         try:
             self._client.images.get(image_id)
         except ImageNotFound:
             return f"image {image_id} is not present on this engine (rebuild or load it)"
         return None
+
+    def source_drift(self, image) -> str | None:
+        """Whether images/ still derives the recorded tag (once per tag; needs the engine for parents)."""
+        if image.tag not in self._drift:
+            client = self._connect()
+            self._drift[image.tag] = None if client is None else \
+                image_source_drift(SourceTags(client, self.project), image)
+        return self._drift[image.tag]

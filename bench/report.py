@@ -13,7 +13,8 @@ import html
 from pathlib import Path
 
 from .errors import UsageError
-from .models import ArmSummary, Summary, TrialResult, Verdict
+from .models import TrialResult, Verdict
+from .stat_models import ArmSummary, Summary
 from .paths import RunPaths, TrialPaths
 from .readback import read_record, rerun_fix
 
@@ -32,7 +33,7 @@ def render(paths: RunPaths) -> Path:
     body = [f"<h1>bench run {html.escape(summary.label)}</h1>",
             f"<p>{len(trials)} trial(s); pass rate counts PASS and FAIL only.</p>",
             pass_rate_chart(summary.arms), trial_table(trials), frames_section(trials)]
-    out = paths.dir / "report.html"
+    out = paths.report
     out.write_text(PAGE.format(title=html.escape(summary.label), body="\n".join(body)))
     return out
 

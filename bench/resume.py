@@ -1,8 +1,10 @@
 """Resume: the same command with the same label continues, or refuses and says why.
 
-A label's run.json records what its trials were run with. Continuing is only honest
-when nothing that decides a verdict changed: the cases and goldens, the images, the
-harness, the arms and the timeout. Adding new cases to a label is allowed.
+A label's run.json records what its trials were run with. A label holds one
+experiment, so continuing is only honest when nothing that decides a verdict changed:
+the cases and goldens, the images, the harness, the arms (agents, commands, models,
+contexts) and every run option (timeout, turns, seat, subject, model script, agent
+environment and network). Adding new cases, or more trials, to a label is allowed.
 
 Finished trials (a verdict about the agent) are kept; a trial whose result.json does
 not read back stops the resume naming that file, because guessing — rerunning it
@@ -14,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import UsageError
-from .models import RunRecord, TrialResult, Verdict
+from .models import ArmSpec, RunRecord, TrialResult, Verdict
 from .paths import TrialPaths
 from .readback import read_record, rerun_fix
 
@@ -24,11 +26,13 @@ KEPT = (Verdict.PASS, Verdict.FAIL, Verdict.INCOMPLETE)
 def differences(old: RunRecord, new: RunRecord) -> list[str]:
     """Every field of the record that differs, for the cases both runs share."""
     found = []
-    for field in ("harness_version", "wheel_sha256", "timeout_s"):
+    for field in ("harness_version", "wheel_sha256"):
         if getattr(old, field) != getattr(new, field):
             found.append(f"{field}: recorded {getattr(old, field)!r}, now {getattr(new, field)!r}")
+    before, after = old.options.model_dump(), new.options.model_dump()
+    found += [f"{key}: recorded {before[key]!r}, now {after[key]!r}" for key in before if before[key] != after[key]]
     if [a.model_dump() for a in old.arms] != [a.model_dump() for a in new.arms]:
-        found.append(f"arms: recorded {_arms(old)}, now {_arms(new)}")
+        found.append(f"arms: recorded {_arms(old.arms)}, now {_arms(new.arms)}")
     for case in sorted(set(old.cases) & set(new.cases)):
         before, after = _flat(old.cases[case].model_dump()), _flat(new.cases[case].model_dump())
         for key in sorted(before.keys() | after.keys()):
@@ -38,14 +42,15 @@ def differences(old: RunRecord, new: RunRecord) -> list[str]:
 
 
 def _flat(inputs: dict) -> dict[str, str | None]:
-    """images.grader and the like, so a drift names the one role that changed."""
+    """images.grader, arms.cand and the like, so a drift names the one role or arm that changed."""
     images = {f"images.{role}": image for role, image in inputs.pop("images").items()}
-    return {**{key: value for key, value in inputs.items() if value is not None}, **images}
+    arms = {f"arms.{arm['name']}": _arms([ArmSpec(**arm)]) for arm in inputs.pop("arms")}
+    return {**{key: value for key, value in inputs.items() if value is not None}, **images, **arms}
 
 
-def _arms(record: RunRecord) -> str:
+def _arms(arms: list[ArmSpec]) -> str:
     return "; ".join(f"{a.name}({', '.join(f'{k}={v}' for k, v in a.model_dump(exclude={'name'}).items() if v)})"
-                     for a in record.arms)
+                     for a in arms)
 
 
 def reconcile(path: Path, new: RunRecord) -> RunRecord:
@@ -57,7 +62,8 @@ def reconcile(path: Path, new: RunRecord) -> RunRecord:
             listing = "\n  ".join(found)
             raise UsageError(f"refusing to continue label {new.label!r}: what its trials were run with changed:\n"
                              f"  {listing}\nuse a new --label (or restore what changed)")
-        new = new.model_copy(update={"cases": {**old.cases, **new.cases}})
+        new = new.model_copy(update={"cases": {**old.cases, **new.cases}, "trials": max(old.trials, new.trials),
+                                     "run_ids": list(dict.fromkeys(old.run_ids + new.run_ids))})
     path.write_text(new.model_dump_json(indent=2) + "\n")
     return new
 

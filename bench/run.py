@@ -13,6 +13,7 @@ import os
 import secrets
 import shutil
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -23,15 +24,19 @@ from rich.console import Console
 
 from .agents import AgentOptions, make_agent
 from .agents.layer import resolve_agent_images, trial_images
+from .attest import sign_label
 from .arms import arms_for, parse_arm
 from .cases import Case, load_case
 from .engine import connect, engine_faults, engine_versions, remove_orphans, remove_run_containers
 from .errors import EngineUnavailable, InfrastructureError, UsageError
-from .harness import prepare
+from .harness import Harness, prepare
+from .hashing import sha256_file
+from .keys import SigningKey, load_or_create
 from .images import Images
 from .lock import read_lock
-from .models import (ArmSpec, CaseInputs, CaseRecord, EngineRecord, ImageRecord, Limits, RunRecord, Summary,
+from .models import (ArmSpec, CaseInputs, CaseRecord, EngineRecord, ImageRecord, Limits, RunOptions, RunRecord,
                      TrialResult, Verdict, utcnow)
+from .stat_models import Summary
 from .paths import Project, RunPaths
 from .progress import RunProgress
 from .readback import read_record, rerun_fix
@@ -90,6 +95,7 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     cases, arm_specs = _validate(request, project)
     agents = {arm.name: make_agent(arm.agent, arm.agent_cmd, replace(request.agent_options, model=arm.model))
               for arm in (_with_defaults(arm, request) for arms in arm_specs.values() for arm in arms)}
+    key = load_or_create()  # a bad key file stops the run before anything is built
     client = connect()
     check_mode(request.seat, client)
     paths = RunPaths((request.results / (request.label or default_label())).resolve())
@@ -100,7 +106,7 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     ca = ca_bundle(request.ca_bundle)
     images = Images(client, project, ca, log=say)
     subjects = Subjects(project, images, request.subject, ca)
-    harness = prepare(paths.harness_dir)
+    harness = prepare(Path(tempfile.mkdtemp(prefix="bench-wheel-")))  # into the label only once resume agrees
     context = RunContext(client, secrets.token_hex(6), paths.label, harness,
                          EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat, ca=ca,
                          project_root=project.root)
@@ -109,13 +115,34 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
                     for case in cases}
         records = {case.id: CaseRecord(id=case.id, visible_hash=case.visible_hash(), goldens_hash=case.goldens_hash())
                    for case in cases}  # hashed once per run, not once per trial
-        reconcile(paths.run_record, _run_record(paths, harness, request, cases, records, arm_specs, resolved, subjects))
+        run = reconcile(paths.run_record, _run_record(paths, harness, request, cases, records, arm_specs, resolved,
+                                                      subjects, context.run_id))
+        context.harness = _keep_wheel(paths, harness)
         specs = _pending(paths, cases, arm_specs, agents, resolved, records, request, say, subjects)
-        results, engine_lost = _run_all(context, specs, request.concurrency or default_concurrency(), say)
+        attest = _attester(paths, key, run.run_ids)
+        attest({spec.paths.dir for spec in specs})  # a crash before the first trial ends still leaves a signed label
+        results, engine_lost = _run_all(context, specs, request.concurrency or default_concurrency(), say, attest)
     finally:
         _cleanup(client, context.run_id, say)
     summary = write_summary(paths, context.run_id, images.built)
+    sign_label(paths, key, run.run_ids, final=True)
     return RunOutcome(paths, summary, results, engine_lost)
+
+
+def _keep_wheel(paths: RunPaths, harness: Harness) -> Harness:
+    """Move the wheel into the label: after reconcile, so a refused resume leaves the label's wheel as it was."""
+    paths.harness_dir.mkdir(parents=True, exist_ok=True)
+    target = paths.harness_dir / harness.wheel.name
+    shutil.copyfile(harness.wheel, target)
+    shutil.rmtree(harness.wheel.parent, ignore_errors=True)
+    return replace(harness, wheel=target)
+
+
+def _attester(paths: RunPaths, key: SigningKey, run_ids: list[str]) -> Callable[[set[Path]], None]:
+    """Sign what is finished so far, leaving out the trial folders still running."""
+    def attest(running: set[Path]) -> None:
+        sign_label(paths, key, run_ids, final=False, skip=running)
+    return attest
 
 
 def _validate(request: RunRequest, project: Project) -> tuple[list[Case], dict[str, list[ArmSpec]]]:
@@ -151,19 +178,29 @@ def _with_defaults(arm: ArmSpec, request: RunRequest) -> ArmSpec:
 
 def _run_record(paths: RunPaths, harness, request: RunRequest, cases: list[Case], records: dict[str, CaseRecord],
                 arm_specs: dict[str, list[ArmSpec]], resolved: dict[str, dict[str, ImageRecord]],
-                subjects: Subjects) -> RunRecord:
+                subjects: Subjects, run_id: str) -> RunRecord:
     entries = {
         case.id: CaseInputs(
             visible_hash=records[case.id].visible_hash, goldens_hash=records[case.id].goldens_hash,
             images={role: image.id for role, image in resolved[case.id].items()},
             seat=(request.seat or "auto") if case.spec.seat != "none" else None,
-            subject_sha256=subjects.get(case.spec.subject).record.tarball_sha256 if case.spec.subject else None)
+            subject_sha256=subjects.get(case.spec.subject).record.tarball_sha256 if case.spec.subject else None,
+            arms=[_with_defaults(arm, request) for arm in arm_specs[case.id]])
         for case in cases
     }
     arms = [_with_defaults(arm, request) for arm in next(iter(arm_specs.values()), [])] if request.arms else []
     return RunRecord(label=paths.label, harness_version=harness.record.version,
-                     wheel_sha256=harness.record.wheel_sha256, arms=arms, timeout_s=request.timeout_s,
-                     cases=entries)
+                     wheel_sha256=harness.record.wheel_sha256, options=run_options(request), arms=arms,
+                     trials=request.trials, run_ids=[run_id], cases=entries)
+
+
+def run_options(request: RunRequest) -> RunOptions:
+    """The request's options as run.json records them (a model script by its bytes' SHA-256)."""
+    agent = request.agent_options
+    script = sha256_file(agent.model_script) if agent.model_script else None
+    return RunOptions(agent=request.agent, agent_cmd=request.agent_cmd, model=agent.model, model_script_sha256=script,
+                      max_turns=agent.max_turns, timeout_s=request.timeout_s, seat=request.seat,
+                      subject=request.subject, agent_env=sorted(agent.env), agent_network=agent.network)
 
 
 def schedule(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], trials: int) -> list[tuple[Case, ArmSpec, int]]:
@@ -191,8 +228,12 @@ def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSp
     return specs
 
 
-def _run_all(context: RunContext, specs: list[TrialSpec], concurrency: int, say: Say) -> tuple[list[TrialResult], bool]:
-    """Run trials on a thread pool in schedule order; Ctrl-C or a lost engine stops the rest."""
+def _run_all(context: RunContext, specs: list[TrialSpec], concurrency: int, say: Say,
+             attest: Callable[[set[Path]], None] = lambda running: None) -> tuple[list[TrialResult], bool]:
+    """Run trials on a thread pool in schedule order; Ctrl-C or a lost engine stops the rest.
+
+    After each trial, ``attest`` signs the label with every trial folder still running left out.
+    """
     results: list[TrialResult] = []
     engine_lost = False
     with RunProgress(len(specs), say) as progress, ThreadPoolExecutor(concurrency) as pool:
@@ -200,7 +241,8 @@ def _run_all(context: RunContext, specs: list[TrialSpec], concurrency: int, say:
             progress.started()
             return run_trial(context, spec)
 
-        futures = [pool.submit(one, spec) for spec in specs]
+        futures = {pool.submit(one, spec): spec for spec in specs}
+        running = lambda: {futures[f].paths.dir for f in futures if not f.done()}
         try:
             for future in as_completed(futures):
                 if future.cancelled():  # stopped before it started, after the engine went away
@@ -208,14 +250,16 @@ def _run_all(context: RunContext, specs: list[TrialSpec], concurrency: int, say:
                 result = future.result()
                 results.append(result)
                 progress.finished(result, _line(result))
+                attest(running())
                 if not engine_lost and _engine_lost(context, result):
                     engine_lost = True
                     say(f"the Docker engine went away; stopping. Rerun with --label {context.label} to continue.")
-                    _stop(context, futures)
+                    _stop(context, list(futures))
         except KeyboardInterrupt:
             say("interrupted: stopping running trials, keeping finished ones")
-            _stop(context, futures)
+            _stop(context, list(futures))
             wait(futures, timeout=120)
+            attest(running())
             raise
     return results, engine_lost
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from .gatespec import GateSpec
-from .models import (CaseSpec, ImageLock, ImageSpec, Manifest, Provenance, RunRecord, Summary,
-                     TrialResult)
+from .models import CaseSpec, ImageLock, ImageSpec, Manifest, Provenance, RunRecord, TrialResult
+from .stat_models import Summary
 
 PUBLISHED = {
     "case": CaseSpec,

@@ -32,7 +32,7 @@ import random
 import statistics
 from collections.abc import Iterable, Sequence
 
-from .models import FloorRow, MetricSpread
+from .stat_models import FloorRow, MetricSpread
 
 __all__ = [
     "binomial_two_sided",

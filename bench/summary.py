@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 
-from .models import ArmSummary, CheckTally, MetricSpread, TrialResult, Verdict
+from .models import TrialResult, Verdict
+from .stat_models import ArmSummary, CheckTally, MetricSpread
 from .stats import pass_at_k, spread, wilson_interval
 
 VALID = (Verdict.PASS, Verdict.FAIL)

@@ -22,6 +22,22 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("engine_restart") is not None)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def config_dir(tmp_path_factory) -> Path:
+    """The signing key's folder (BENCH_CONFIG_DIR) in a temporary place: no test touches the real home.
+
+    Set in os.environ, so the `bench` subprocesses the tests start sign with the same key.
+    """
+    folder = tmp_path_factory.mktemp("bench-config")
+    previous = os.environ.get("BENCH_CONFIG_DIR")
+    os.environ["BENCH_CONFIG_DIR"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("BENCH_CONFIG_DIR", None)
+    else:
+        os.environ["BENCH_CONFIG_DIR"] = previous
+
+
 @pytest.fixture(scope="session")
 def docker_client():
     import docker

@@ -19,22 +19,12 @@ from click.testing import CliRunner
 
 from bench.cli import cli
 from bench.compare import compare_labels
-from bench.models import (
-    AgentRecord,
-    CaseRecord,
-    CheckResult,
-    EngineRecord,
-    HarnessRecord,
-    ImageRecord,
-    Limits,
-    Provenance,
-    Summary,
-    TrialResult,
-    Verdict,
-)
+from bench.models import AgentRecord, CaseRecord, CheckResult, EngineRecord, HarnessRecord, ImageRecord, Limits, Provenance, TrialResult, Verdict
+from bench.stat_models import Summary
 from bench.paths import RunPaths
 from bench.run import write_summary
 from bench.stats import paired_bootstrap_diff
+from tests.labels import seal, wheel_digest
 
 WHEN = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -61,7 +51,7 @@ def write_trial(label: Path, n: int, verdict: str = "PASS", *, case: str = "c", 
     if not provenance:
         return
     record = Provenance(
-        harness=HarnessRecord(version="0.1.0", git_sha=None, dirty=False, wheel_sha256=wheel),
+        harness=HarnessRecord(version="0.1.0", git_sha=None, dirty=False, wheel_sha256=wheel_digest(wheel)),
         case=CaseRecord(id=case, visible_hash="sha256:v1", goldens_hash=goldens),
         arm=arm, images={"grader": ImageRecord(name="base", tag="bench/base:1", id=grader)},
         agent=AgentRecord(name="oracle", version="0.1.0"), seat={"class": seat},
@@ -71,11 +61,12 @@ def write_trial(label: Path, n: int, verdict: str = "PASS", *, case: str = "c", 
 
 
 def write_label(root: Path, name: str, verdicts: list[str], **kwargs) -> Path:
-    """A label whose trial n has verdicts[n-1]; a list-valued kwarg gives one value per trial."""
+    """A signed label whose trial n has verdicts[n-1]; a list-valued kwarg gives one value per trial."""
     label = root / name
     for n, verdict in enumerate(verdicts, start=1):
         each = {k: v[n - 1] if isinstance(v, list) else v for k, v in kwargs.items()}
         write_trial(label, n, verdict, **each)
+    seal(label, wheel=kwargs.get("wheel", "w1"))
     return label
 
 
@@ -191,7 +182,7 @@ def test_goldens_drift_is_refused_listing_the_difference(tmp_path: Path):
     write_label(tmp_path, "base", ["PASS"] * 3, goldens="sha256:g1")
     write_label(tmp_path, "cand", ["PASS"] * 3, goldens="sha256:g2")
     result = invoke("base", "cand", "--results", str(tmp_path))
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # refused as not comparable, never confused with a broken floor (1)
     assert "not comparable — 1 difference(s); rerun with --allow-drift" in result.stdout
     assert "c: goldens_hash differs — baseline sha256:g1; candidate sha256:g2" in result.stdout
     assert "guardrail" not in result.stdout and "pass rate" not in result.stdout
@@ -217,7 +208,7 @@ def test_every_comparability_fact_is_checked(tmp_path: Path, field, base, cand, 
     write_label(tmp_path, "cand", ["PASS"] * 3, **cand)
     report = compare_labels(tmp_path / "base", tmp_path / "cand")
     assert [(d.where, d.field) for d in report.drift] == [(where, field)]
-    assert report.refused and report.exit_code == 1 and report.comparisons == []
+    assert report.refused and report.exit_code == 3 and report.comparisons == []
 
 
 def test_missing_provenance_and_mixed_values_are_drift(tmp_path: Path):

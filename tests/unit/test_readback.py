@@ -72,7 +72,7 @@ def test_run_json_knows_its_own_version(tmp_path):
     path = tmp_path / "run.json"
     path.write_text(json.dumps({"schema_version": 1, "label": "l", "harness_version": "0", "wheel_sha256": "x",
                                 "arms": [], "cases": {"hello": {"visible_hash": "a", "goldens_hash": "b"}}}))
-    with pytest.raises(RecordError, match=r"schema_version 1 is not supported by this harness \(knows 2\)"):
+    with pytest.raises(RecordError, match=r"schema_version 1 is not supported by this harness \(knows 3\)"):
         read_record(path, RunRecord, "use a new --label")
 
 

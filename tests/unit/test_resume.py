@@ -7,18 +7,20 @@ import json
 import pytest
 
 from bench.errors import RecordError, UsageError
-from bench.models import ArmSpec, CaseInputs, RunRecord
+from bench.models import ArmSpec, CaseInputs, RunOptions, RunRecord
 from bench.paths import RunPaths
 from bench.resume import finished, reconcile
 
 
-def _record(**cases: CaseInputs) -> RunRecord:
-    return RunRecord(label="l", harness_version="1.0", wheel_sha256="w", arms=[ArmSpec(name="a")], timeout_s=60,
+def _record(agent: str = "oracle", run_id: str = "r1", trials: int = 1, **cases: CaseInputs) -> RunRecord:
+    return RunRecord(label="l", harness_version="1.0", wheel_sha256="w", arms=[ArmSpec(name="a")],
+                     options=RunOptions(agent=agent, timeout_s=60), trials=trials, run_ids=[run_id],
                      cases=cases or {"hello": _inputs()})
 
 
-def _inputs(grader: str = "sha256:g", **extra) -> CaseInputs:
-    return CaseInputs(visible_hash="v", goldens_hash="h", images={"agent": "sha256:a", "grader": grader}, **extra)
+def _inputs(grader: str = "sha256:g", agent: str = "oracle", **extra) -> CaseInputs:
+    return CaseInputs(visible_hash="v", goldens_hash="h", images={"agent": "sha256:a", "grader": grader},
+                      arms=[ArmSpec(name="default", context="default", agent=agent)], **extra)
 
 
 def _trial(tmp_path, verdict: str | None = None, text: str | None = None):
@@ -35,8 +37,9 @@ def _trial(tmp_path, verdict: str | None = None, text: str | None = None):
 def test_the_same_inputs_resume_and_new_cases_are_merged(tmp_path):
     path = tmp_path / "run.json"
     reconcile(path, _record())
-    merged = reconcile(path, _record(hello=_inputs(), other=_inputs()))
+    merged = reconcile(path, _record(run_id="r2", trials=3, hello=_inputs(), other=_inputs()))
     assert set(merged.cases) == {"hello", "other"}
+    assert (merged.trials, merged.run_ids) == (3, ["r1", "r2"])  # more trials may be added; every run is named
     assert RunRecord.model_validate_json(path.read_text()) == merged
 
 
@@ -44,7 +47,8 @@ def test_drift_is_refused_naming_what_changed(tmp_path):
     path = tmp_path / "run.json"
     reconcile(path, _record(hello=_inputs(seat="auto")))
     before = path.read_text()
-    drifted = _record(hello=_inputs(grader="sha256:new")).model_copy(update={"timeout_s": 30})
+    drifted = _record(hello=_inputs(grader="sha256:new"))
+    drifted = drifted.model_copy(update={"options": RunOptions(agent="oracle", timeout_s=30)})
     with pytest.raises(UsageError) as caught:
         reconcile(path, drifted)
     message = str(caught.value)
@@ -56,11 +60,23 @@ def test_drift_is_refused_naming_what_changed(tmp_path):
     assert path.read_text() == before  # a refused resume changes nothing
 
 
+def test_another_agent_is_refused_naming_the_option_and_the_arm(tmp_path):
+    """One experiment per label: `--agent null` may not resume a label made with `--agent oracle`."""
+    path = tmp_path / "run.json"
+    reconcile(path, _record())
+    with pytest.raises(UsageError) as caught:
+        reconcile(path, _record(agent="null", hello=_inputs(agent="null")))
+    message = str(caught.value)
+    assert "agent: recorded 'oracle', now 'null'" in message
+    assert "hello arms.default: recorded default(context=default, agent=oracle), now default(context=default, " \
+           "agent=null)" in message
+
+
 def test_a_run_json_of_another_version_is_refused(tmp_path):
     path = tmp_path / "run.json"
     path.write_text(json.dumps({"schema_version": 1, "label": "l", "harness_version": "1.0", "wheel_sha256": "w",
                                 "arms": [], "cases": {"hello": {"visible_hash": "v", "agent_image": "sha256:a"}}}))
-    with pytest.raises(RecordError, match=r"schema_version 1 is not supported by this harness \(knows 2\) — .*new --label"):
+    with pytest.raises(RecordError, match=r"schema_version 1 is not supported by this harness \(knows 3\) — .*new --label"):
         reconcile(path, _record())
 
 

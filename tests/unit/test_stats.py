@@ -12,7 +12,7 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from bench.models import FloorRow, MetricSpread
+from bench.stat_models import FloorRow, MetricSpread
 from bench.stats import (
     binomial_two_sided,
     guardrail_floor,

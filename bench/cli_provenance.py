@@ -1,0 +1,116 @@
+"""The provenance verbs of `bench`: verify-provenance, keys, compare. Verbs only, like bench/cli.py.
+
+Kept apart from bench/cli.py by concern: these three decide whether a label is
+evidence (who signed it, whether it is whole, whether two are comparable), and they
+share the options that say which signing keys are trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .cli_common import console, err, option_set, project, results_option
+
+
+trust_options = option_set(
+    click.option("--key", "keys", multiple=True, type=click.Path(path_type=Path), metavar="PUB",
+                 help="A public key (PEM, from `bench keys --export`) whose labels are trusted (repeatable)."),
+    click.option("--trusted-keys", type=click.Path(path_type=Path), metavar="FILE",
+                 help="A file of trusted public keys (default: trusted-keys.pem in the config directory, if any)."),
+)
+
+
+def _trusted(keys: tuple[Path, ...], trusted_keys: Path | None) -> dict:
+    from .keys import trusted_keys as load
+
+    return load(list(keys), trusted_keys)
+
+
+@click.command("verify-provenance")
+@click.argument("results", required=False, type=click.Path(path_type=Path), default=Path("results"))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@trust_options
+def verify_provenance(results: Path, as_json: bool, keys: tuple[Path, ...], trusted_keys: Path | None) -> None:
+    """Check each label's signature and integrity, recompute hashes, case and goldens, image IDs.
+
+    Exit 0 when every label is signed by a trusted key (yours, --key or the trusted-keys
+    file) and nothing differs; 1 naming each difference (an untrusted, missing or broken
+    signature is one).
+    """
+    from .provenance import verify
+
+    report = verify(results, project(), _trusted(keys, trusted_keys))
+    if as_json:
+        console.print_json(json.dumps(report.as_dict()))
+    else:
+        for line in report.lines():
+            console.print(line, markup=False)
+    sys.exit(0 if report.ok else 1)
+
+
+@click.group(invoke_without_command=True)
+@click.option("--export", "export", type=click.Path(path_type=Path), metavar="FILE",
+              help="Write the public key (PEM) to FILE, to hand to whoever verifies your labels.")
+@click.pass_context
+def keys(ctx: click.Context, export: Path | None) -> None:
+    """Show your signing key (made on first use in the config directory); --export its public half."""
+    if ctx.invoked_subcommand:
+        return
+    from .keys import load_or_create, public_pem
+
+    key = load_or_create()
+    pem = public_pem(key.public)
+    console.print(f"fingerprint {key.keyid}\nprivate key {key.path}", markup=False)
+    if export:
+        export.write_text(pem)
+        console.print(f"wrote {export}", markup=False)
+    else:
+        console.print(pem, markup=False, end="")
+
+
+@keys.command("trust")
+@click.argument("public_key", type=click.Path(path_type=Path))
+def keys_trust(public_key: Path) -> None:
+    """Add PUBLIC_KEY to your trusted-keys file: labels it signed then verify as trusted."""
+    from .keys import trust
+
+    for keyid in trust(public_key):
+        console.print(f"trusted {keyid}", markup=False)
+
+
+@click.command("compare")
+@click.argument("baseline")
+@click.argument("candidate")
+@click.option("--allow-drift", is_flag=True,
+              help="Compare even when case, goldens, grader image, harness or seat class differ (each is printed).")
+@click.option("--allow-unsigned", is_flag=True,
+              help="Compare even when a label does not verify (unsigned, untrusted key, changed files; each is printed).")
+@trust_options
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
+@results_option("Where label names are looked up (a path works as well).")
+def compare_cmd(baseline: str, candidate: str, allow_drift: bool, allow_unsigned: bool, keys: tuple[Path, ...],
+                trusted_keys: Path | None, as_json: bool, results: Path) -> None:
+    """Compare two labels: pass rates, paired tests, metrics, guardrail floor.
+
+    Exit 0 when both labels verify, are comparable and every floor holds; 1 when a
+    guardrail breaks; 3 when refused as not comparable (a label that does not verify,
+    drift, or a side with no valid trial to judge).
+    """
+    from .compare import compare_labels
+    from .compare_tables import tables
+
+    report = compare_labels(baseline, candidate, results, allow_drift, allow_unsigned, _trusted(keys, trusted_keys))
+    for warning in report.warnings:
+        err.print(f"warning: {warning}", markup=False, soft_wrap=True)
+    if as_json:
+        console.print_json(report.model_dump_json())
+    else:
+        for table in tables(report):
+            console.print(table)
+        for line in report.lines():
+            console.print(line, markup=False, soft_wrap=True)
+    sys.exit(report.exit_code)
