@@ -156,6 +156,16 @@ def check_signature(paths: RunPaths, trusted: dict) -> Signature:
                      f"{paths.attestation.name}{named}")
 
 
+def signer_mismatch(paths: RunPaths, sig: Signature) -> list[tuple[str, str]]:
+    """The label's signer.pub must hold the key that signed it: the label says who made it, exportably."""
+    if sig.keyid is None or sig.status not in ("trusted", "untrusted"):
+        return []
+    if [fingerprint(key) for key in _label_keys(paths)] == [sig.keyid]:
+        return []
+    return [(paths.signer_key.name, f"does not hold the key that signed {paths.attestation.name} ({sig.keyid}): "
+                                     f"changed or removed after signing")]
+
+
 def _label_keys(paths: RunPaths) -> list:
     try:
         return parse_public(paths.signer_key.read_bytes(), str(paths.signer_key))
@@ -168,6 +178,7 @@ def _parsed(status: str, keyid: str, body: bytes) -> Signature:
         found = json.loads(body)
         assert found["_type"] == STATEMENT_TYPE and found["predicateType"] == PREDICATE_TYPE
         assert all(isinstance(s["digest"]["sha256"], str) for s in found["subject"])
+        assert isinstance(found["predicate"]["buildDefinition"]["internalParameters"]["complete"], bool)
     except (ValueError, KeyError, TypeError, AssertionError):
         return Signature("invalid", keyid, "the signed payload is not an in-toto Statement this harness wrote")
     return Signature(status, keyid, statement=found)
@@ -179,9 +190,14 @@ def attested_files(sig: Signature) -> dict[str, str]:
 
 
 def compare_files(paths: RunPaths, sig: Signature) -> list[tuple[str, str]]:
-    """(where, what) for every file that differs from the statement, is missing, or was added."""
+    """(where, what) for every file that differs from the statement, is missing, or was added.
+
+    Nothing without a verified statement: the signature's own line already says the label proves nothing.
+    """
+    if sig.statement is None:
+        return []
     listed = attested_files(sig)
-    final = bool(sig.statement and sig.statement["predicate"]["buildDefinition"]["internalParameters"]["complete"])
+    final = bool(sig.statement["predicate"]["buildDefinition"]["internalParameters"].get("complete"))
     present = {p.relative_to(paths.dir).as_posix(): p for p in attestable(paths, final=final)}
     found = []
     for name, digest in sorted(listed.items()):

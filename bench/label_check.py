@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .attest import Signature, check_signature, compare_files
+from .attest import Signature, check_signature, compare_files, signer_mismatch
 from .errors import BenchError, RecordError
 from .hashing import sha256_file
 from .images import Images
@@ -35,7 +35,8 @@ def integrity(paths: RunPaths, trusted: dict) -> tuple[Signature, list[Finding]]
     """The signature, every file against the signed statement, and the label's consistency with itself."""
     signature = check_signature(paths, trusted)
     found = [] if signature.status == "trusted" else [(".", signature.line)]
-    return signature, found + compare_files(paths, signature) + consistency(paths)
+    found += signer_mismatch(paths, signature) + compare_files(paths, signature)
+    return signature, found + consistency(paths)
 
 
 def trial_folders(paths: RunPaths) -> list[TrialPaths]:

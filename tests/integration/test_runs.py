@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -61,6 +62,7 @@ def test_resume_after_kill_9_reruns_nothing_finished(docker_client, bench, tmp_p
     runner.wait()
     finished = {p: p.read_bytes() for p in label.glob("hello/default/trial-*/result.json")}
     assert 2 <= len(finished) < 4
+    assert_signed_prefix_verifies(bench, label)
 
     done = bench(*args, "--label", "killed", check_rc=0)
     assert f"{len(finished)} finished trial(s) kept" in done.stderr
@@ -72,6 +74,40 @@ def test_resume_after_kill_9_reruns_nothing_finished(docker_client, bench, tmp_p
     assert [a["counts"] for a in resumed] == [a["counts"] for a in straight] == [
         {"PASS": 4, "FAIL": 0, "INCOMPLETE": 0, "ERROR": 0}]
     assert bench("verify-provenance", str(label), "--json").stdout.count('"SHA-256 differs') == 0
+
+
+def assert_signed_prefix_verifies(bench, label: Path) -> None:
+    """A kill -9 leaves a signed statement of the finished trials: each verifies; only the unfinished are named."""
+    statement = json.loads(base64.b64decode(json.loads((label / "attestation.dsse.json").read_text())["payload"]))
+    attested = statement["predicate"]["buildDefinition"]["internalParameters"]
+    assert attested["complete"] is False and len(attested["trials"]) >= 1
+    report = json.loads(bench("verify-provenance", str(label), "--json").stdout)
+    assert report["signatures"][str(label)]["status"] == "trusted"
+    for difference in report["differences"]:
+        assert not any(difference["where"].startswith(str(label / trial)) for trial in attested["trials"]) or \
+            difference["what"].startswith("harness was dirty"), difference
+    unfinished = {d["where"] for d in report["differences"] if "not attested" in d["what"] or "expected by" in d["what"]}
+    assert unfinished, report["differences"]  # the trials the kill cut short are named as such
+
+
+def test_resume_with_another_agent_is_refused(docker_client, bench, tmp_path):
+    """One experiment per label: a null-agent run may not continue an oracle label."""
+    bench("run", "hello", "--agent", "oracle", "--label", "one", check_rc=0)
+    done = bench("run", "hello", "--agent", "null", "--label", "one", "--trials", "2")
+    assert done.returncode == 2
+    assert "agent: recorded 'oracle', now 'null'" in done.stderr
+    assert "hello arms.default: recorded default(context=default, agent=oracle)" in done.stderr
+    assert not (tmp_path / "results/one/hello/default/trial-2").exists()
+
+
+def test_compare_exits_3_on_drift(docker_client, bench, tmp_path, project):
+    bench("run", "hello", "--agent", "oracle", "--trials", "2", "--label", "base", root=project, check_rc=0)
+    gate = project / "goldens" / "hello" / "gate.toml"
+    gate.write_text(gate.read_text() + "\n# edited\n")
+    bench("run", "hello", "--agent", "oracle", "--trials", "2", "--label", "cand", root=project, check_rc=0)
+    done = bench("compare", "base", "cand", "--results", str(tmp_path / "results"), root=project)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "hello: goldens_hash differs" in " ".join(done.stdout.split())
 
 
 def test_resume_refuses_when_what_decides_verdicts_changed(docker_client, bench, tmp_path, project):
