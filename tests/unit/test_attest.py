@@ -7,10 +7,10 @@ Labels are built through the models and sealed exactly as a run seals them
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import stat
-from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -71,7 +71,7 @@ def test_a_consistent_forgery_breaks_the_signature(tmp_path):
     envelope = json.loads(paths.attestation.read_text())
     statement = json.loads(base64.b64decode(envelope["payload"]))
     for subject in statement["subject"]:
-        subject["digest"]["sha256"] = __import__("hashlib").sha256((paths.dir / subject["name"]).read_bytes()).hexdigest()
+        subject["digest"]["sha256"] = hashlib.sha256((paths.dir / subject["name"]).read_bytes()).hexdigest()
     envelope["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
     paths.attestation.write_text(json.dumps(envelope))
     signature = check_signature(paths, trusted_keys())
