@@ -27,8 +27,8 @@ from .agents.layer import resolve_agent_images, trial_images
 from .attest import sign_label
 from .arms import arms_for, parse_arm
 from .cases import Case, load_case
-from .engine import connect, engine_faults, engine_versions, remove_orphans, remove_run_containers
-from .errors import EngineUnavailable, InfrastructureError, UsageError
+from .engine import connect, engine_versions, remove_orphans, remove_run_containers
+from .errors import UsageError
 from .harness import Harness, prepare
 from .hashing import sha256_file
 from .keys import SigningKey, load_or_create
@@ -282,22 +282,14 @@ def _limits(case: Case, request: RunRequest) -> Limits:
 
 
 def _engine_lost(context: RunContext, result: TrialResult) -> bool:
-    """Whether an ERROR trial means the engine is gone: asked of the engine, answered by exception type.
+    """Whether an ERROR trial means the engine is gone: known by exception type, not by the reason's prose.
 
-    A trial's reason is prose for people; the engine itself says whether it is still
-    there. engine_faults turns a refused or dropped connection into EngineUnavailable;
-    any other fault (the engine answers, with an error) leaves the run going.
+    A trial whose engine calls ended in EngineUnavailable (a refused or dropped
+    connection) sets ``context.engine_lost``; an engine that answered with an error
+    leaves the run going. Asking the engine afterwards is no proof: a stopping dockerd
+    still answers pings while it shuts its containers down.
     """
-    if result.verdict is not Verdict.ERROR:
-        return False
-    try:
-        with engine_faults("checking the engine after an ERROR trial"):
-            context.client.ping()
-    except EngineUnavailable:
-        return True
-    except InfrastructureError:
-        return False
-    return False
+    return result.verdict is Verdict.ERROR and context.engine_lost.is_set()
 
 
 def _line(result: TrialResult) -> str:

@@ -28,7 +28,7 @@ from .agents import Agent
 from .cases import Case
 from .docker_sandbox import open_sandbox
 from .engine import ROLE_LABEL, run_labels
-from .errors import InfrastructureError, SeatRefused
+from .errors import EngineUnavailable, InfrastructureError, SeatRefused
 from .grading import GradeContext, GradeOutcome, SeatProbes, grade
 from .harness import Harness
 from .models import ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, SubjectRecord, TrialResult, Verdict, utcnow
@@ -54,6 +54,7 @@ class RunContext:
     project_root: Path = field(default_factory=Path.cwd)
     sandboxes: SandboxFactory | None = None  # SandboxSpec -> Sandbox; Docker unless a test hands in a fake
     seat_probes: SeatProbes = field(default_factory=SeatProbes)
+    engine_lost: threading.Event = field(default_factory=threading.Event)  # set by a trial that lost the engine
 
     def __post_init__(self) -> None:
         if self.sandboxes is None:
@@ -121,6 +122,8 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     except SeatRefused as exc:
         result = result.model_copy(update={"verdict": Verdict.INCOMPLETE, "reason": str(exc)})
     except InfrastructureError as exc:
+        if isinstance(exc, EngineUnavailable):
+            run.engine_lost.set()  # the run stops; told by the exception's type, not by its words
         result = result.model_copy(update={"verdict": Verdict.ERROR, "reason": str(exc)})
     except Exception as exc:  # a harness bug: ERROR, with enough to file it
         result = result.model_copy(update={"verdict": Verdict.ERROR,

@@ -17,7 +17,7 @@ import tarfile
 from pathlib import Path
 from typing import Callable
 
-from bench.errors import InfrastructureError
+from bench.errors import EngineUnavailable, InfrastructureError
 from bench.sandbox import BudgetExceeded, MiB, Outcome, SandboxSpec
 
 Behaviour = Callable[["FakeSandbox"], Outcome]
@@ -30,14 +30,16 @@ def ok(box: "FakeSandbox") -> Outcome:
 class FakeEngine:
     """The factory handed to RunContext.sandboxes: one FakeSandbox per spec, behaviour by role."""
 
-    def __init__(self, behaviours: dict[str, Behaviour] | None = None, fail_create: str | None = None) -> None:
+    def __init__(self, behaviours: dict[str, Behaviour] | None = None, fail_create: str | None = None,
+                 fault: Exception | None = None) -> None:
         self.behaviours = behaviours or {}
-        self.fail_create = fail_create  # a role whose creation fails like an unreachable engine
+        self.fail_create = fail_create  # a role whose creation fails with ``fault``
+        self.fault = fault or EngineUnavailable("Docker engine went away while creating a container")
         self.created: list[FakeSandbox] = []
 
     def __call__(self, spec: SandboxSpec) -> "FakeSandbox":
         if spec.role == self.fail_create:
-            raise InfrastructureError("Docker engine went away while creating a container")
+            raise self.fault
         box = FakeSandbox(spec, self.behaviours.get(spec.role, ok))
         self.created.append(box)
         return box

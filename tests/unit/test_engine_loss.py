@@ -10,6 +10,7 @@ from bench import seat
 from bench.errors import EngineUnavailable, InfrastructureError, UsageError
 from bench.models import TrialResult, Verdict, utcnow
 from bench.run import _engine_lost
+from bench.trial import run_trial
 
 
 class FakeClient:
@@ -27,30 +28,39 @@ class FakeClient:
         return {"Runtimes": self.runtimes}
 
 
-class Context:
-    def __init__(self, client: FakeClient) -> None:
-        self.client = client
-
-
 def _result(verdict: Verdict, reason: str = "") -> TrialResult:
     return TrialResult(run_id="r", label="l", case="c", arm="a", trial=1, agent="null", verdict=verdict,
                        reason=reason, started_at=utcnow())
 
 
-def test_an_engine_that_cannot_be_reached_is_lost():
-    assert _engine_lost(Context(FakeClient(RequestsConnectionError("refused"))), _result(Verdict.ERROR, "whatever"))
+def lifecycle(tmp_path, fault: Exception, behaviours: dict | None = None):
+    """One real run_trial whose grading container cannot be created, failing with ``fault``."""
+    from tests.fakes import FakeEngine
+    from tests.unit.test_trial_verdicts import trial_of, writes
+
+    engine = FakeEngine({"agent": writes("Hello, world!\n"), **(behaviours or {})}, fail_create="check", fault=fault)
+    run, spec = trial_of(tmp_path, engine)
+    return run, run_trial(run, spec)
 
 
-def test_the_words_engine_went_away_do_not_stop_a_run_whose_engine_answers():
-    assert not _engine_lost(Context(FakeClient()), _result(Verdict.ERROR, "Docker engine went away while x"))
+def test_an_engine_that_went_away_stops_the_run(tmp_path):
+    run, result = lifecycle(tmp_path, EngineUnavailable("Docker engine went away while creating a container"))
+    assert result.verdict is Verdict.ERROR and _engine_lost(run, result)
 
 
-def test_an_engine_that_answers_with_an_error_is_not_lost():
-    assert not _engine_lost(Context(FakeClient(APIError("500 Server Error"))), _result(Verdict.ERROR))
+def test_an_engine_that_answers_with_an_error_is_not_lost(tmp_path):
+    run, result = lifecycle(tmp_path, InfrastructureError("Docker engine refused creating a container: 500"))
+    assert result.verdict is Verdict.ERROR and not _engine_lost(run, result)
 
 
-def test_only_error_trials_ask_the_engine():
-    assert not _engine_lost(Context(FakeClient(RequestsConnectionError("refused"))), _result(Verdict.FAIL))
+def test_the_words_engine_went_away_do_not_stop_a_run(tmp_path):
+    run, result = lifecycle(tmp_path, InfrastructureError("harness fault: the Docker engine went away, says a log"))
+    assert "engine went away" in result.reason and not _engine_lost(run, result)
+
+
+def test_only_error_trials_count(tmp_path):
+    run, _ = lifecycle(tmp_path, EngineUnavailable("gone"))
+    assert not _engine_lost(run, _result(Verdict.FAIL))
 
 
 def test_seat_gpu_on_an_unreachable_engine_says_so_not_no_nvidia(monkeypatch):
