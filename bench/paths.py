@@ -15,7 +15,7 @@ Results layout (``RunPaths`` and ``TrialPaths``)::
       run.json                          the run's options, arms and identity, for resume
       attestation.dsse.json             the signed in-toto statement listing every file below by SHA-256
       signer.pub                        the public half of the key that signed it
-      harness/<wheel>                   the harness wheel the graders imported
+      harness/<wheel>                   the harness wheel the browser observer and sidecars imported
       <case>/<arm>/trial-<n>/
         result.json  provenance.json  manifest.json
         transcript.log | .jsonl         the agent's output, streamed as produced (JSONL for event CLIs)
@@ -23,7 +23,7 @@ Results layout (``RunPaths`` and ``TrialPaths``)::
         setup.log                       the case's setup, when this trial staged it
         endpoint.log                    the scripted model endpoint's requests (no headers, no bodies)
         proxy.log                       the credential proxy's requests (no headers, no bodies)
-        gate.log                        the grader's output
+        gate.log                        what each check did, written by the host (each check's output, capped)
         workspace.tar                   the exported workspace (symlinks kept)
         artifacts/                      frames and other files a gate saved
 """
