@@ -6,8 +6,8 @@ lives in ``$BENCH_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/hermetic-bench``, else
 ``~/.config/hermetic-bench``, created on first use with mode 0600 in a 0700 folder.
 The public half is recorded in every label and exported by ``bench keys``; a reader
 trusts it by passing ``--key PUB`` or listing it in the trusted-keys file beside the
-key. The user's own key is trusted on their own machine: a forger who can read it can
-also rewrite the harness, so trusting it there adds no hole.
+key. Without ``--key`` the user's own key is trusted on their own machine: a forger who
+can read it can also rewrite the harness, so trusting it there adds no hole.
 """
 
 from __future__ import annotations
@@ -111,16 +111,22 @@ def read_public(path: Path) -> list[Ed25519PublicKey]:
 
 
 def trusted_keys(extra: list[Path] = (), trusted_file: Path | None = None) -> dict[str, Ed25519PublicKey]:
-    """By fingerprint: keys given with --key, the trusted-keys file, and the user's own key if it exists."""
+    """By fingerprint: the keys asked for (--key, --trusted-keys), else the trusted-keys file and your own key.
+
+    Naming keys replaces the defaults, so `--key PUB` proves a label was made by PUB's
+    holder and not merely by someone this machine trusts.
+    """
     folder = config_dir()
     keys: list[Ed25519PublicKey] = []
     for path in extra:
         keys += read_public(path)
-    listed = trusted_file or folder / TRUSTED_FILE
-    if trusted_file is not None or listed.is_file():
-        keys += read_public(listed)
-    if (folder / KEY_FILE).is_file():
-        keys.append(load_or_create(folder).public)
+    if trusted_file is not None:
+        keys += read_public(trusted_file)
+    if not keys:
+        if (folder / TRUSTED_FILE).is_file():
+            keys += read_public(folder / TRUSTED_FILE)
+        if (folder / KEY_FILE).is_file():
+            keys.append(load_or_create(folder).public)
     return {fingerprint(key): key for key in keys}
 
 

@@ -144,7 +144,33 @@ def test_a_label_from_someone_else_is_trusted_with_their_key(tmp_path):
     other = SigningKey(Ed25519PrivateKey.generate(), tmp_path / "other.pem")
     sign_label(RunPaths(tmp_path / "cand"), other, ["r"], final=True)
     assert compare_labels(tmp_path / "base", tmp_path / "cand").exit_code == 3
-    pub = tmp_path / "other.pub"
+    pub, mine = tmp_path / "other.pub", tmp_path / "mine.pub"
     pub.write_text(public_pem(other.public))
-    trusted = trusted_keys([pub])
-    assert compare_labels(tmp_path / "base", tmp_path / "cand", trusted=trusted).exit_code == 0
+    mine.write_text(public_pem(load_or_create().public))
+    only_theirs = compare_labels(tmp_path / "base", tmp_path / "cand", trusted=trusted_keys([pub]))
+    assert only_theirs.exit_code == 3  # naming keys replaces the defaults: the baseline is now untrusted
+    both = trusted_keys([pub, mine])
+    assert compare_labels(tmp_path / "base", tmp_path / "cand", trusted=both).exit_code == 0
+
+
+# --- the CLI: bench keys, verify-provenance --key ------------------------------------------
+
+
+def test_keys_exports_the_public_key_and_verify_trusts_only_the_key_named(tmp_path):
+    from click.testing import CliRunner
+
+    from bench.cli import cli
+
+    label = write_label(tmp_path, "lbl", ["PASS"])
+    mine = tmp_path / "mine.pub"
+    shown = CliRunner().invoke(cli, ["keys", "--export", str(mine)])
+    assert shown.exit_code == 0 and f"fingerprint {load_or_create().keyid}" in shown.stdout
+    assert mine.read_text() == public_pem(load_or_create().public)
+    stranger = tmp_path / "stranger.pub"
+    stranger.write_text(public_pem(Ed25519PrivateKey.generate().public_key()))
+    report = lambda *args: CliRunner().invoke(cli, ["verify-provenance", str(label), "--json", *args])
+    untrusted = report("--key", str(stranger))
+    assert untrusted.exit_code == 1
+    assert json.loads(untrusted.stdout)["signatures"][str(label.resolve())]["status"] == "untrusted"
+    trusted = json.loads(report("--key", str(mine)).stdout)
+    assert trusted["signatures"][str(label.resolve())]["status"] == "trusted"
