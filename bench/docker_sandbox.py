@@ -26,7 +26,7 @@ from typing import BinaryIO
 
 import docker
 
-from .engine import engine_faults
+from .engine import engine_faults, patient
 from .errors import InfrastructureError
 from .sandbox import MiB, USER, BudgetExceeded, Outcome, SandboxSpec
 
@@ -176,8 +176,8 @@ class DockerSandbox:
         closed, so an abandoned export keeps the engine tarring and blocks the
         container's removal; this opens the same endpoint and closes it itself.
         """
-        api = self.client.api
-        with engine_faults(f"exporting {path}"):
+        def export(client: docker.DockerClient) -> int:
+            api = client.api
             response = api._get(api._url("/containers/{0}/archive", self.container.id), params={"path": path},
                                 stream=True, headers={"Accept-Encoding": "identity"})
             try:
@@ -185,11 +185,14 @@ class DockerSandbox:
                 return _copy_capped(response, to, max_bytes)
             finally:
                 response.close()
+        return patient(self.client, "export", f"exporting {path}", export)
 
     def commit(self, repository: str, tag: str, labels: dict[str, str]) -> str:
-        with engine_faults("committing a staged container"):
-            image = self.container.commit(repository=repository, tag=tag, conf={"Labels": labels})
-        return image.id
+        """Commit the container as repository:tag; a retried commit retags the same filesystem, so it is safe."""
+        done = patient(self.client, "commit", "committing a staged container",
+                       lambda client: client.api.commit(self.container.id, repository=repository, tag=tag,
+                                                        conf={"Labels": labels}))
+        return done["Id"]
 
     def destroy(self) -> None:
         self._stopping.set()

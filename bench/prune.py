@@ -24,7 +24,7 @@ from pathlib import Path
 import docker
 from docker.errors import APIError, ImageNotFound, NotFound
 
-from .engine import HARNESS, HARNESS_LABEL, HOST_LABEL, PID_LABEL, alive, engine_faults
+from .engine import HARNESS, HARNESS_LABEL, HOST_LABEL, PID_LABEL, alive, engine_faults, patient
 from .images import cache_file
 from .lock import read_lock
 from .paths import Project
@@ -61,33 +61,47 @@ def prune(client: docker.DockerClient, project: Project, results: Path, names: l
         before = _layers_size(client)
         report.freed_bytes += _prune_containers(client, report, dry_run)
         referenced = {"locked": _locked(project), "named by a kept result": _in_results(results),
-                      "used by a container": {c["ImageID"] for c in client.api.containers(all=True)}}
+                      "used by a container": {c["ImageID"] for c in _all_containers(client)}}
         _prune_images(client, referenced, set(names), report, dry_run)
         report.freed_bytes += max(0, before - _layers_size(client)) if not dry_run else 0
     return report
 
 
+def _all_containers(client: docker.DockerClient) -> list[dict]:
+    return patient(client, "list", "listing containers", lambda c: c.api.containers(all=True))
+
+
 def _layers_size(client: docker.DockerClient) -> int:
     """Bytes the engine's image layers take: what removing images can give back."""
-    return int(client.df().get("LayersSize") or 0)
+    return int(patient(client, "inspect", "measuring image layers", lambda c: c.df()).get("LayersSize") or 0)
 
 
 def _prune_containers(client: docker.DockerClient, report: PruneReport, dry_run: bool) -> int:
     host, freed = socket.gethostname(), 0
-    selector = {"label": f"{HARNESS_LABEL}={HARNESS}", "status": STOPPED}
-    for summary in client.api.containers(all=True, size=True, filters=selector):
+    selector = {"label": [f"{HARNESS_LABEL}={HARNESS}", f"{HOST_LABEL}={host}"], "status": STOPPED}
+    sized = patient(client, "inspect", "listing stopped containers with their sizes",
+                    lambda c: c.api.containers(all=True, size=True, filters=selector))
+    for summary in sized:
         labels = summary.get("Labels") or {}
         if labels.get(HOST_LABEL) != host or PID_LABEL not in labels or alive(labels[PID_LABEL]):
             continue
         name = (summary.get("Names") or ["?"])[0].lstrip("/")
-        if not dry_run:
-            try:
-                client.api.remove_container(summary["Id"], v=True)
-            except NotFound:
-                continue
+        if not dry_run and not _remove_stopped(client, summary["Id"], name):
+            continue
         report.removed_containers.append(f"{name} ({summary['Id'][:12]})")
         freed += int(summary.get("SizeRw") or 0)
     return freed
+
+
+def _remove_stopped(client: docker.DockerClient, container_id: str, name: str) -> bool:
+    """Remove one stopped container patiently; False when it was already gone."""
+    def remove(timed_client: docker.DockerClient) -> bool:
+        try:
+            timed_client.api.remove_container(container_id, v=True)
+            return True
+        except NotFound:
+            return False
+    return patient(client, "remove", f"removing container {name}", remove)
 
 
 def _locked(project: Project) -> set[str]:
@@ -108,8 +122,9 @@ def _in_results(results: Path) -> set[str]:
 
 def _prune_images(client: docker.DockerClient, referenced: dict[str, set[str]], names: set[str],
                   report: PruneReport, dry_run: bool) -> None:
-    parents = {image.id: image.attrs.get("Parent") or None for image in client.images.list(all=True)}
-    top = client.images.list()
+    listed = patient(client, "list", "listing images", lambda c: c.images.list(all=True))
+    parents = {image.id: image.attrs.get("Parent") or None for image in listed}
+    top = patient(client, "list", "listing images", lambda c: c.images.list())
     ours = [image for image in top if harness_made(image) and (not names or image_name(image) in names)]
     ours_ids = {image.id for image in ours}
     keepers = {image.id for image in top if image.id not in ours_ids}.union(*referenced.values())
@@ -168,17 +183,24 @@ def _reason_to_keep(image, referenced: dict[str, set[str]], needed: set[str]) ->
 
 def _remove(client: docker.DockerClient, image, report: PruneReport) -> bool:
     """Untag each bench/ tag (the last one deletes), or delete an untagged image; never forced."""
-    try:
-        for tag in image.tags:
-            client.images.remove(tag)
-        if not image.tags:
-            client.images.remove(image.id)
-    except ImageNotFound:
-        return True
-    except APIError as exc:
-        report.keep(f"the engine refused ({exc.explanation or exc})", _describe(image))
-        return False
+    for ref in image.tags or [image.id]:
+        if refused := _untag(client, ref):
+            report.keep(f"the engine refused ({refused})", _describe(image))
+            return False
     return True
+
+
+def _untag(client: docker.DockerClient, ref: str) -> str | None:
+    """Remove one tag (or an untagged image) patiently; the engine's refusal, or None when done or gone."""
+    def remove(timed_client: docker.DockerClient) -> str | None:
+        try:
+            timed_client.images.remove(ref)
+        except ImageNotFound:
+            return None
+        except APIError as exc:
+            return str(exc.explanation or exc)
+        return None
+    return patient(client, "remove", f"removing image {ref}", remove)
 
 
 def _describe(image) -> str:

@@ -22,7 +22,7 @@ from typing import Callable
 
 from docker.errors import ImageNotFound
 
-from .engine import connect, engine_faults
+from .engine import connect, engine_faults, patient
 from .errors import UsageError
 from .images import Images, read_cached_filesystem
 from .lock import read_lock, write_lock
@@ -166,7 +166,7 @@ def _drop_check_tag(images: Images, entry: LockEntry, image, tag: str) -> None:
                 client.images.get(entry.tag)
             except ImageNotFound:
                 image.tag(*entry.tag.split(":"))
-        client.images.remove(tag)
+    patient(client, "remove", f"untagging {tag}", lambda timed_client: timed_client.images.remove(tag))
 
 
 def compare(entry: LockEntry, rebuilt_id: str, data: dict) -> Finding:
