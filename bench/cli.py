@@ -59,6 +59,8 @@ run_options = option_set(
     click.option("--subject", metavar="PATH|GIT_URL@COMMIT",
                  help="Replace the cases' pinned subject with a checkout or .tgz (PATH) or a commit; packed to a "
                       "tarball."),
+    click.option("--locked", is_flag=True,
+                 help="Refuse to run (exit 2) if any image differs from provenance/images.lock.json, like uv --locked."),
 )
 
 # Each destination is a field name of AgentOptions (bench/agents/__init__.py).
@@ -147,11 +149,11 @@ def images() -> None:
 @click.argument("names", nargs=-1)
 @ca_bundle_option
 def images_build(names, ca_bundle) -> None:
-    """Build NAMES (default: all) when their tag is missing, and record them in the lock."""
-    from .lock import build_and_lock
+    """Build NAMES (default: all) when their tag is missing; the lock is only read (`bench images lock` writes it)."""
+    from .lock import build_images
 
-    for entry in build_and_lock(_project(), list(names), ca_bundle, log=lambda line: err.print(line, markup=False)):
-        console.print(f"{entry.name:12} {entry.tag:36} {entry.id[:19]}")
+    for record, state in build_images(_project(), list(names), ca_bundle, log=lambda line: err.print(line, markup=False)):
+        console.print(f"{record.name:12} {record.tag:36} {record.id[:19]}  {state}")
 
 
 @images.command("list")

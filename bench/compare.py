@@ -5,7 +5,7 @@ thing the same way, so two things come first. Each label must verify: signed by 
 trusted key, every file as signed, consistent with itself (bench/label_check.py);
 else the comparison is refused, every finding named, unless ``--allow-unsigned``.
 Then comparability: for every case both labels share, the case and goldens hashes,
-the grader image, the harness and the seat class must agree, or the comparison is
+the grader image's content digest, the harness and the seat class must agree, or the comparison is
 refused with every difference named; ``--allow-drift`` compares anyway and still
 names them. Finally a case x arm with no valid trial on a side has nothing to judge:
 refused, never "holds".
@@ -113,10 +113,25 @@ class Drift(BaseModel):
 
 
 Getter = Callable[[Provenance], str]
+
+
+def grader_content(provenance: Provenance) -> str:
+    """The grader image as comparability sees it: by content digest, by ID only where none was recorded.
+
+    Two machines build the same content under different image IDs (Dockerfile builds
+    stamp times), and that grades alike; comparing IDs refused every cross-machine
+    comparison (issue 12). Content that differs is drift, named by image and digest.
+    """
+    image = provenance.images.get("grader")
+    if image is None:
+        return "(none recorded)"
+    return f"{image.name} {image.content_digest}" if image.content_digest else f"{image.name} id {image.id}"
+
+
 CASE_FACTS: dict[str, Getter] = {
     "visible_hash": lambda p: p.case.visible_hash,
     "goldens_hash": lambda p: p.case.goldens_hash,
-    "grader image id": lambda p: p.images["grader"].id if "grader" in p.images else "(none recorded)",
+    "grader image content": grader_content,
     "seat class": lambda p: p.seat.get("class", "(none recorded)"),
 }
 HARNESS_FACTS: dict[str, Getter] = {

@@ -32,7 +32,7 @@ import docker
 from docker.errors import ImageNotFound
 
 from .cases import load_toml
-from .engine import engine_faults, harness_labels, owner_labels
+from .engine import engine_faults, harness_labels, owner_labels, patient
 from .errors import CaseError, InfrastructureError, UsageError
 from .hashing import combine, filesystem_digest, sha256_file, short_tag, tree_digest
 from .models import ImageRecord, ImageSpec, LockEntry
@@ -112,6 +112,10 @@ class Images:
         record = self._with_digest(ImageRecord(name=name, tag=tag, id=image.id), image)
         self._resolved[name] = record
         return record
+
+    def pinned(self) -> dict[str, ImageRecord]:
+        """Every image resolved from images/ so far (parents included), by name: what the lock speaks for."""
+        return dict(self._resolved)
 
     def build_once(self, name: str, tag: str, build: Callable[[], Any], why: str = ""):
         """The image under ``tag``, built (and counted in ``built``) only when the tag is missing.
@@ -238,12 +242,15 @@ class Images:
         # pid and host labels let `bench images prune` remove this container if we die mid-export.
         with engine_faults(f"exporting image {name} for its content digest"):
             container = self.client.containers.create(image_id, command=["true"], labels=owner_labels())
-            try:
-                reader = _StreamReader(container.export())
-                digest, entries, captured = filesystem_digest(
-                    reader, tuple(spec.volatile) + CONTAINER_VOLATILE, capture=("var/lib/dpkg/status",))
-            finally:
-                container.remove(force=True)
+        try:
+            digest, entries, captured = patient(
+                self.client, "export", f"exporting image {name} for its content digest",
+                lambda client: filesystem_digest(_StreamReader(client.api.export(container.id)),
+                                                 tuple(spec.volatile) + CONTAINER_VOLATILE,
+                                                 capture=("var/lib/dpkg/status",)))
+        finally:
+            patient(self.client, "remove", f"removing the export container of {name}",
+                    lambda client: client.api.remove_container(container.id, force=True))
         return {"digest": digest, "packages": parse_dpkg_status(captured.get("var/lib/dpkg/status", b"")),
                 "paths": entries}
 

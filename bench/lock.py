@@ -3,8 +3,8 @@
 The lock is the claim a result's reproducibility level rests on, so it is read
 strictly (bench/readback.py): a lock that does not read back stops the run with the
 file and the fix, rather than quietly demoting every result to "pinned". The verbs
-that change it (`bench images build`, `lock`, `load`) and `bench images list` live
-here too; building an image is bench/images.py's concern.
+that change it (`bench images lock`, `load`), `bench images build` (which never
+does) and `bench images list` live here too; building an image is bench/images.py's concern.
 """
 
 from __future__ import annotations
@@ -97,13 +97,22 @@ def _images(project: Project, ca: str | None, log: Log) -> Images:
     return Images(connect(), project, ca_bundle(ca), log=log)
 
 
-def build_and_lock(project: Project, names: list[str], ca: str | None, log: Log) -> list[LockEntry]:
-    """`bench images build`: ensure each image (all by default) and record it in the lock."""
+def build_images(project: Project, names: list[str], ca: str | None, log: Log) -> list[tuple[ImageRecord, str]]:
+    """`bench images build`: ensure each image (all by default, parents too) and say how it stands against the lock.
+
+    Building never writes the lock (issue 12): a lock that follows whatever was built
+    is no lock. `bench images lock` is the one verb that records an intended change.
+    Returns each image's record with its lock state (bench/lockcheck.py).
+    """
+    from .lockcheck import check
+
     images = _images(project, ca, log)
     lock = read_lock(project)
-    changes = _lock_names(images, lock, names or images.names())
-    write_lock(project, lock)
-    return [entry for _, entry in changes]
+    for name in names or images.names():
+        images.ensure(name)
+    pinned = images.pinned()
+    found = check(lock, pinned, lambda record: images.filesystem(record.name, record.id)["packages"])
+    return [(pinned[item.name], item.state) for item in found]
 
 
 def relock(project: Project, names: list[str], ca: str | None, log: Log) -> list[tuple[LockEntry | None, LockEntry]]:

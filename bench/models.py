@@ -43,6 +43,8 @@ class Record(BaseModel):
 
 Level = Literal["pinned", "content-reproducible", "bit-reproducible"]
 LEVELS: tuple[str, ...] = get_args(Level)
+LockState = Literal["locked", "content-equal", "drifted", "unlocked"]
+"""An image against provenance/images.lock.json: same ID / same content digest / other content / no entry."""
 """The reproducibility levels a result can claim, in rising order (DESIGN.md)."""
 
 
@@ -353,6 +355,10 @@ class Provenance(Record):
     command_line: list[str]
     timings: dict[str, float] = Field(default_factory=dict, description="Seconds per phase of this trial.")
     reproducibility: Level = "pinned"
+    lock: dict[str, LockState] = Field(
+        default_factory=dict,
+        description="Every pinned image the run used (by name) against provenance/images.lock.json before the "
+        "first trial: locked (same ID), content-equal (same content digest), drifted, unlocked (no entry).")
     recorded_at: datetime
 
 

@@ -40,7 +40,7 @@ def _full(run, trial, result: TrialResult, images: dict[str, ImageRecord], seat:
         images=images, agent=agent.model_copy(update={"model": agent.model or trial.arm.model}), engine=run.engine,
         limits=trial.limits, seat=seats.stamp(run.seat, seat), subject=trial.subject,
         command_line=run.command_line, timings=result.phases, recorded_at=utcnow(),
-        reproducibility=reproducibility_level(images, run.project_root),
+        reproducibility=reproducibility_level(images, run.project_root), lock=run.lock,
     )
     paths.provenance.write_text(provenance.model_dump_json(indent=2) + "\n")
     redact_tree(paths.dir, secrets)

@@ -66,6 +66,7 @@ class RunRequest:
     command_line: list[str] = field(default_factory=lambda: list(sys.argv))
     seat: str | None = None  # --seat software|gpu
     subject: str | None = None  # --subject PATH|GIT_URL@COMMIT, replacing the cases' pinned subject
+    locked: bool = False  # --locked: refuse to run on any image that differs from the lock
     agent_options: AgentOptions = field(default_factory=AgentOptions)  # --model, --model-script, --max-turns, ...
 
 
@@ -113,6 +114,7 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     try:
         resolved = {case.id: resolve_agent_images(images, _resolve_images(images, case, subjects), list(agents.values()))
                     for case in cases}
+        context.lock = check_lock(images, project, request.locked, say)
         records = {case.id: CaseRecord(id=case.id, visible_hash=case.visible_hash(), goldens_hash=case.goldens_hash())
                    for case in cases}  # hashed once per run, not once per trial
         run = reconcile(paths.run_record, _run_record(paths, harness, request, cases, records, arm_specs, resolved,
@@ -127,6 +129,16 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     summary = write_summary(paths, context.run_id, images.built)
     sign_label(paths, key, run.run_ids, final=True)
     return RunOutcome(paths, summary, results, engine_lost)
+
+
+def check_lock(images: Images, project: Project, locked: bool, say: Say) -> dict[str, str]:
+    """Every pinned image the run resolved against the lock: said per image, refused under --locked."""
+    from . import lockcheck
+
+    used = images.pinned()
+    found = lockcheck.check(read_lock(project), used,
+                            lambda record: images.filesystem(record.name, record.id)["packages"])
+    return lockcheck.enforce(found, locked, say)
 
 
 def _keep_wheel(paths: RunPaths, harness: Harness) -> Harness:

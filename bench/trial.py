@@ -55,6 +55,7 @@ class RunContext:
     sandboxes: SandboxFactory | None = None  # SandboxSpec -> Sandbox; Docker unless a test hands in a fake
     seat_probes: SeatProbes = field(default_factory=SeatProbes)
     engine_lost: threading.Event = field(default_factory=threading.Event)  # set by a trial that lost the engine
+    lock: dict[str, str] = field(default_factory=dict)  # image name -> lock state, checked before the first trial
 
     def __post_init__(self) -> None:
         if self.sandboxes is None:

@@ -71,7 +71,7 @@ def test_rebuilding_base_twice_gives_the_same_digest_and_image_id(docker_client,
 
 def test_a_changed_file_in_an_image_context_is_drift_naming_the_path(docker_client, bench, project):
     probe = add_probe(project, "probe", f"one {uuid.uuid4()}\n")
-    bench("images", "build", "probe", root=project, check_rc=0)
+    bench("images", "lock", "probe", root=project, check_rc=0)
     locked = read_lock(project)["probe"]
     assert locked["builder"] == "dockerfile" and locked["verified"] is None
     made = [locked["tag"]]
@@ -105,6 +105,7 @@ def test_a_changed_file_in_an_image_context_is_drift_naming_the_path(docker_clie
 
 def test_each_result_records_the_level_its_images_reached(docker_client, bench, project, tmp_path):
     """hello runs on base alone: the level follows what a rebuild verified in the lock."""
+    bench("images", "lock", "base", root=project, check_rc=0)  # this machine's base, not the committed lock's
     levels = {}
     for verified, label in ((None, "pinned"), ("content", "content"), ("bit", "bit")):
         edit_lock(project, lambda images: images["base"].update(verified=verified))
@@ -119,7 +120,8 @@ def test_each_result_records_the_level_its_images_reached(docker_client, bench, 
 def test_prune_removes_only_what_the_harness_made_and_nothing_needs(docker_client, bench, project, tmp_path):
     add_probe(project, "probe", f"prune me {uuid.uuid4()}\n" + "x" * (1 << 20))
     add_probe(project, "kept", f"a result names me {uuid.uuid4()}\n")
-    bench("images", "build", "probe", "kept", root=project, check_rc=0)
+    # The test's own lock, from this engine: the committed lock's IDs exist only where it was written.
+    bench("images", "lock", "probe", "kept", "base", "toolchain", root=project, check_rc=0)
     lock = read_lock(project)
     probe, kept = lock["probe"], lock["kept"]
     edit_lock(project, lambda images: [images.pop("probe"), images.pop("kept")])
@@ -158,6 +160,10 @@ def test_prune_removes_only_what_the_harness_made_and_nothing_needs(docker_clien
         assert docker_client.containers.get(live.id)
     finally:
         live.remove(force=True)
+        try:  # a failed assertion must not leave a dead-owner container for the leftover check to trip on
+            dead.remove(force=True)
+        except docker.errors.NotFound:
+            pass
         remove_images(docker_client, "unrelated/test:1", kept["tag"], probe["tag"])
 
 

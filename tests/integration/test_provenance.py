@@ -14,7 +14,12 @@ HARNESS_ROOT = Path(__file__).resolve().parents[2]  # the checkout whose bench/ 
 
 @pytest.fixture()
 def recorded(docker_client, bench, tmp_path, project) -> Path:
-    """One oracle trial of hello, recorded from a scratch project copy."""
+    """One oracle trial of hello, recorded from a scratch project copy whose lock this engine wrote.
+
+    The committed lock names another machine's image IDs; locking base here keeps the
+    expected level a fact of this machine (a rebuild's proof carries over only to the same ID).
+    """
+    bench("images", "lock", "base", root=project, check_rc=0)
     bench("run", "hello", "--agent", "oracle", "--label", "rec", root=project, check_rc=0)
     return tmp_path / "results" / "rec"
 
@@ -30,7 +35,7 @@ def _git(*args: str) -> str:
 def harness_checkout() -> tuple[str, bool]:
     """(HEAD, dirty) of the harness checkout, asked of git here, not of bench.harness (the code under test)."""
     paths = ("--", "bench", "cases", "goldens", "images", "provenance", "pyproject.toml",  # all that changes a result
-             ":(exclude)provenance/images.lock.json")  # rewritten by `bench images build`; results record image IDs
+             ":(exclude)provenance/images.lock.json")  # the harness's dirty flag leaves the lock out (bench/harness.py)
     changed = _git("diff", "--name-only", "HEAD", *paths) + _git("ls-files", "--others", "--exclude-standard", *paths)
     return _git("rev-parse", "HEAD").strip(), bool(changed.strip())
 

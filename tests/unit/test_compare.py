@@ -31,7 +31,8 @@ WHEN = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 def write_trial(label: Path, n: int, verdict: str = "PASS", *, case: str = "c", arm: str = "default",
                 recall: float | None = None, usage: dict[str, float] | None = None, wall: float = 10.0,
-                goldens: str = "sha256:g1", grader: str = "sha256:grader1", seat: str = "none",
+                goldens: str = "sha256:g1", grader: str = "sha256:grader1", grader_digest: str | None = None,
+                seat: str = "none",
                 wheel: str = "w1", provenance: bool = True) -> None:
     """One trial folder as `bench run` lays it out; keyword arguments set what a test varies."""
     paths = RunPaths(label).trial(case, arm, n)
@@ -53,7 +54,7 @@ def write_trial(label: Path, n: int, verdict: str = "PASS", *, case: str = "c", 
     record = Provenance(
         harness=HarnessRecord(version="0.1.0", git_sha=None, dirty=False, wheel_sha256=wheel_digest(wheel)),
         case=CaseRecord(id=case, visible_hash="sha256:v1", goldens_hash=goldens),
-        arm=arm, images={"grader": ImageRecord(name="base", tag="bench/base:1", id=grader)},
+        arm=arm, images={"grader": ImageRecord(name="base", tag="bench/base:1", id=grader, content_digest=grader_digest)},
         agent=AgentRecord(name="oracle", version="0.1.0"), seat={"class": seat},
         engine=EngineRecord("24.0", "1.43"), limits=Limits(), command_line=["bench"], recorded_at=WHEN,
     )
@@ -199,7 +200,7 @@ def test_allow_drift_proceeds_and_still_lists_the_difference(tmp_path: Path):
 
 
 @pytest.mark.parametrize("field, base, cand, where", [
-    ("grader image id", {"grader": "sha256:grader1"}, {"grader": "sha256:grader2"}, "c"),
+    ("grader image content", {"grader": "sha256:grader1"}, {"grader": "sha256:grader2"}, "c"),
     ("seat class", {"seat": "fallback"}, {"seat": "real"}, "c"),
     ("harness wheel_sha256", {"wheel": "w1"}, {"wheel": "w2"}, "harness"),
 ])
@@ -209,6 +210,23 @@ def test_every_comparability_fact_is_checked(tmp_path: Path, field, base, cand, 
     report = compare_labels(tmp_path / "base", tmp_path / "cand")
     assert [(d.where, d.field) for d in report.drift] == [(where, field)]
     assert report.refused and report.exit_code == 3 and report.comparisons == []
+
+
+def test_grader_images_with_equal_content_digests_compare_across_machines(tmp_path: Path):
+    """Two machines' builds: other image IDs, the same content digest — comparable (issue 12)."""
+    write_label(tmp_path, "base", ["PASS"] * 3, grader="sha256:machine-a", grader_digest="sha256:content1")
+    write_label(tmp_path, "cand", ["PASS"] * 3, grader="sha256:machine-b", grader_digest="sha256:content1")
+    report = compare_labels(tmp_path / "base", tmp_path / "cand")
+    assert report.drift == [] and not report.refused
+
+
+def test_grader_content_that_differs_is_named_as_drift(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3, grader="sha256:machine-a", grader_digest="sha256:content1")
+    write_label(tmp_path, "cand", ["PASS"] * 3, grader="sha256:machine-a", grader_digest="sha256:content2")
+    report = compare_labels(tmp_path / "base", tmp_path / "cand")
+    assert [str(d) for d in report.drift] == [
+        "c: grader image content differs — baseline base sha256:content1; candidate base sha256:content2"]
+    assert report.refused
 
 
 def test_missing_provenance_and_mixed_values_are_drift(tmp_path: Path):
