@@ -24,19 +24,19 @@ pytestmark = pytest.mark.docker
 
 
 def add_probe(project: Path, content: str) -> Path:
-    """images/probe: base plus one file; hello is pointed at it, so a run uses base and probe."""
-    folder = project / "images" / "probe"
+    """images/lock-probe (a name no other test uses): base plus one file; hello is pointed at it."""
+    folder = project / "images" / "lock-probe"
     folder.mkdir()
     (folder / "image.toml").write_text('parent = "base"\n')
     (folder / "Dockerfile").write_text("ARG PARENT\nFROM ${PARENT}\nCOPY x.txt /opt/x.txt\n")
     (folder / "x.txt").write_text(content)
     case = project / "cases" / "hello" / "case.toml"
-    case.write_text(case.read_text().replace('image = "base"', 'image = "probe"'))
+    case.write_text(case.read_text().replace('image = "base"', 'image = "lock-probe"'))
     return folder
 
 
 def probe_tags(client) -> list[str]:
-    return [tag for image in client.images.list(name="bench/probe") for tag in image.tags]
+    return [tag for image in client.images.list(name="bench/lock-probe") for tag in image.tags]
 
 
 def test_build_leaves_the_lock_byte_identical(docker_client, bench, project):
@@ -50,23 +50,23 @@ def test_build_leaves_the_lock_byte_identical(docker_client, bench, project):
 def test_locked_refuses_a_drifted_image_and_a_plain_run_records_the_drift(docker_client, bench, project, tmp_path):
     probe = add_probe(project, f"locked {uuid.uuid4()}\n")
     try:
-        bench("images", "lock", "base", "probe", root=project, check_rc=0)
+        bench("images", "lock", "base", "lock-probe", root=project, check_rc=0)
         (probe / "x.txt").write_text(f"changed {uuid.uuid4()}\n")  # a deliberate change to the image's context
 
         refused = bench("run", "hello", "--agent", "oracle", "--label", "strict", "--locked", root=project)
         assert refused.returncode == 2, refused.stderr
-        assert "image probe: drifted — content differs from the lock (no package changed; other files differ)" \
+        assert "image lock-probe: drifted — content differs from the lock (no package changed; other files differ)" \
             in refused.stderr
-        assert "or record the change with `bench images lock probe`" in refused.stderr
+        assert "or record the change with `bench images lock lock-probe`" in refused.stderr
         assert "image base: locked" in refused.stderr and "image base: locked —" not in refused.stderr
         assert not (tmp_path / "results" / "strict" / "hello").exists(), "a refused run ran a trial"
 
         ran = bench("run", "hello", "--agent", "oracle", "--label", "loose", "--trials", "2", root=project)
         assert ran.returncode == 0, ran.stderr
-        assert "image probe: drifted" in ran.stderr
+        assert "image lock-probe: drifted" in ran.stderr
         for n in (1, 2):
             provenance = tmp_path / "results" / "loose" / "hello" / "default" / f"trial-{n}" / "provenance.json"
-            assert json.loads(provenance.read_text())["lock"] == {"base": "locked", "probe": "drifted"}
+            assert json.loads(provenance.read_text())["lock"] == {"base": "locked", "lock-probe": "drifted"}
     finally:
         for tag in probe_tags(docker_client):
             docker_client.images.remove(tag)
