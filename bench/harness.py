@@ -23,14 +23,10 @@ from .models import HarnessRecord
 
 PACKAGE_DIR = Path(bench.__file__).resolve().parent
 WHEEL_IN_CONTAINER = "/opt/bench/harness.whl"
-DIRTY_PATHS = ("bench", "cases", "goldens", "images", "provenance", "pyproject.toml",
-               ":(exclude)provenance/images.lock.json")
+DIRTY_PATHS = ("bench", "cases", "goldens", "images", "provenance", "pyproject.toml")
 """Everything in the checkout that can change a result: the code, the cases, their withheld halves, the
-images' sources, the pins, the build. An uncommitted change to any of them makes the git SHA a lie.
-
-The image lock is left out: `bench images build` still rewrites it with this machine's
-images (until builds leave it alone), and it cannot change a result — every result
-records the ID and content digest of each image it used, and its level against the lock."""
+images' sources, the pins and lock, the build. An uncommitted change to any of them makes the git SHA a lie.
+(Only `bench images lock` writes the lock: a build never dirties the checkout.)"""
 
 
 @dataclass(frozen=True)
