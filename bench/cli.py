@@ -142,7 +142,7 @@ def cases_validate() -> None:
 
 @cli.group()
 def images() -> None:
-    """Build, lock, rebuild, load, prune and list the pinned images."""
+    """Build, lock, rebuild, load, prune and list the pinned images; push, pull, save them by digest."""
 
 
 @images.command("build")
@@ -221,15 +221,66 @@ def images_lock(names, ca_bundle) -> None:
 
 @images.command("load")
 @click.argument("archive", type=click.Path(path_type=Path))
-@click.option("--name", required=True, help="Name to lock the image under (not one images/ already builds).")
-def images_load(archive: Path, name: str) -> None:
-    """Load a Nix dockerTools image tarball (`nix build .#IMAGE`) and record it in the lock."""
+@click.option("--name", help="Name to lock a Nix tarball under (not one images/ already builds); not for a DIR.")
+def images_load(archive: Path, name: str | None) -> None:
+    """Load ARCHIVE: a folder from `bench images save` (verified against the lock), or with --name a Nix
+    dockerTools tarball (`nix build .#IMAGE`), recorded in the lock."""
+    from .archive import load_saved
     from .lock import load_archive
 
+    if archive.is_dir() and name is None:
+        with _progress(f"loading {archive}") as (step, log):
+            entries = load_saved(_project(), archive, log=step)
+        return _verified_rows(entries, "loaded")
+    if name is None:
+        raise click.UsageError(f"{archive} is not a folder from `bench images save`; a Nix tarball needs --name")
     with _progress(f"loading {archive}") as (step, log):
         entry = load_archive(_project(), archive, name, log=log)
     capable = " (bit-reproducible-capable)" if entry.bit_capable else ""
     console.print(f"{entry.name:12} {entry.tag:36} {entry.id[7:19]}  builder {entry.builder}{capable}", markup=False)
+
+
+def _verified_rows(entries, verb: str) -> None:
+    for entry in entries:
+        console.print(f"{entry.name:12} {entry.tag:36} {entry.id[7:19]}  {verb}, bit-verified", markup=False)
+
+
+def _through_registry(verb: str, registry: str, names) -> list:
+    """Run bench/registry.py's push or pull with progress on stderr; returns the lock entries moved."""
+    from . import registry as move
+
+    with _progress(f"{verb} {registry}") as (step, log):
+        return getattr(move, verb)(_project(), registry, list(names), log=step)
+
+
+@images.command("push")
+@click.argument("registry")
+@click.argument("names", nargs=-1)
+def images_push(registry: str, names) -> None:
+    """Push the locked images (NAMES, default all) to REGISTRY (host[:port]) and record their digests in the lock."""
+    for entry in _through_registry("push", registry, names):
+        console.print(f"{entry.name:12} {entry.tag:36} {entry.registry_digests[registry]}", markup=False)
+
+
+@images.command("pull")
+@click.argument("registry")
+@click.argument("names", nargs=-1)
+def images_pull(registry: str, names) -> None:
+    """Pull the locked images (NAMES, default all) from REGISTRY by the lock's digests; check IDs, tag them."""
+    _verified_rows(_through_registry("pull", registry, names), "pulled")
+
+
+@images.command("save")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("names", nargs=-1)
+def images_save(folder: Path, names) -> None:
+    """Save the locked images (NAMES, default all) as archives in FOLDER, with a manifest for `images load`."""
+    from .archive import save
+
+    with _progress(f"saving to {folder}") as (step, log):
+        saved = save(_project(), folder, list(names), log=step)
+    for item in saved.images:
+        console.print(f"{item.name:12} {item.tag:36} {folder / item.file}  sha256 {item.sha256[:16]}", markup=False)
 
 
 @images.command("prune")

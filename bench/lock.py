@@ -43,7 +43,10 @@ def carry_verification(old: LockEntry | None, new: LockEntry) -> LockEntry:
 
     Same ID: the same bytes, so the proof stands. Same content digest, other ID: a rebuild
     gave this content, so at most "content" stands. Anything else was never verified.
+    Registry digests hold for the same ID only: they name those exact bytes.
     """
+    if old is not None and old.id == new.id and old.registry_digests:
+        new = new.model_copy(update={"registry_digests": {**old.registry_digests, **new.registry_digests}})
     if old is None or old.verified is None or old.content_digest != new.content_digest:
         return new
     return new.model_copy(update={"verified": old.verified if old.id == new.id else "content"})
@@ -191,9 +194,22 @@ def listing(project: Project) -> list[tuple[str, str, str, str, str]]:
     for image in client.images.list(filters={"label": HARNESS_LABEL}):
         name = image.labels.get("bench.image", "staged" if image.labels.get("bench.case") else "?")
         for tag in image.tags or ["<untagged>"]:
-            locked = lock.images.get(name)
-            state = "-" if locked is None else ("locked" if locked.id == image.id else "not in lock")
-            if locked is not None and locked.id == image.id and locked.verified:
-                state += f" ({locked.verified}-verified)"
+            state = listed_state(lock.images.get(name), image.id, tag)
             rows.append((name, tag, image.id[7:19], f"{image.attrs['Size'] / 1e6:.0f} MB", state))
     return sorted(rows)
+
+
+def listed_state(locked: LockEntry | None, image_id: str, tag: str) -> str:
+    """What the lock says of one local tag.
+
+    bit-verified: the lock's tag holds the lock's image ID here, so these are the very
+    bytes the lock names (built here, pulled or loaded by digest). locked: the lock's ID
+    under another tag. A rebuild's proof (`verified`) is added, since it says more:
+    that the bytes can be made again from images/.
+    """
+    if locked is None:
+        return "-"
+    if locked.id != image_id:
+        return "not in lock"
+    state = "bit-verified" if tag == locked.tag else "locked"
+    return state + (f" (rebuild: {locked.verified})" if locked.verified else "")

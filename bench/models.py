@@ -147,6 +147,11 @@ class LockEntry(Record):
         description="What the last `bench images rebuild` proved for this entry: `bit` = the rebuild "
         "gave this exact image ID, `content` = the same content digest only, null = never verified or drifted.",
     )
+    registry_digests: dict[str, str] = Field(
+        default_factory=dict,
+        description="Registry (host[:port][/path]) -> the manifest digest (sha256:...) `bench images push` got "
+        "there; `bench images pull` fetches exactly that digest and checks the image ID against `id`.",
+    )
 
     @property
     def bit_capable(self) -> bool:

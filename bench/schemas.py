@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .archive import SavedImages
 from .gatespec import GateSpec
 from .models import CaseSpec, ImageLock, ImageSpec, Manifest, Provenance, RunRecord, TrialResult
 from .stat_models import Summary
@@ -19,6 +20,7 @@ PUBLISHED = {
     "summary": Summary,
     "images-lock": ImageLock,
     "run": RunRecord,
+    "saved-images": SavedImages,
 }
 
 
