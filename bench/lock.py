@@ -204,12 +204,14 @@ def listed_state(locked: LockEntry | None, image_id: str, tag: str) -> str:
 
     bit-verified: the lock's tag holds the lock's image ID here, so these are the very
     bytes the lock names (built here, pulled or loaded by digest). locked: the lock's ID
-    under another tag. A rebuild's proof (`verified`) is added, since it says more:
-    that the bytes can be made again from images/.
+    under another tag. other ID: not the lock's bytes (built here from the same sources;
+    `bench images build` or a run says whether the content is equal or drifted, which
+    needs the content digest this listing does not compute). A rebuild's proof
+    (`verified`) is added, since it says more: that the bytes can be made again from images/.
     """
     if locked is None:
         return "-"
     if locked.id != image_id:
-        return "not in lock"
+        return "other ID than the lock's"
     state = "bit-verified" if tag == locked.tag else "locked"
     return state + (f" (rebuild: {locked.verified})" if locked.verified else "")

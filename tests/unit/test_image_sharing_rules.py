@@ -26,7 +26,7 @@ def entry(**update) -> LockEntry:
 def test_images_list_calls_the_locked_id_under_the_locked_tag_bit_verified():
     locked = entry()
     assert listed_state(None, ID, locked.tag) == "-"
-    assert listed_state(locked, OTHER, locked.tag) == "not in lock"
+    assert listed_state(locked, OTHER, locked.tag) == "other ID than the lock's"
     assert listed_state(locked, ID, locked.tag) == "bit-verified"
     assert listed_state(locked, ID, "127.0.0.1:5000/bench/probe:0123456789abcdef") == "locked"
     assert listed_state(entry(verified="content"), ID, locked.tag) == "bit-verified (rebuild: content)"
