@@ -17,7 +17,6 @@ from typing import Iterator
 from .agents import AgentPlan, AgentReport
 from .agents.base import TRANSCRIPT_LOG
 from .engine import ROLE_LABEL, run_labels
-from .errors import InfrastructureError
 from .models import ImageRecord
 from .sandbox import Budgets, BudgetExceeded, Sandbox, SandboxSpec, tar_tree
 from .staging import stage_layers
@@ -93,5 +92,3 @@ def _split_streams(box: Sandbox, transcript: Path, stderr_file: Path) -> None:
     if stderr := box.output(stdout=False, stderr=True):
         stderr_file.write_text(stderr)
 
-
-__all__ = ["AgentOutcome", "ExportOutcome", "InfrastructureError", "run_agent"]

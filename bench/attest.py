@@ -20,6 +20,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from . import __version__
 from .hashing import sha256_file
@@ -60,9 +61,29 @@ def attestable(paths: RunPaths, skip: set[Path] = frozenset(), final: bool = Tru
     return files
 
 
-def statement(paths: RunPaths, files: list[Path], run_ids: list[str], final: bool) -> dict:
+class FileDigests:
+    """SHA-256 per file, read again only when the file changed (inode, size or mtime).
+
+    A run signs its label after every trial: without this, each signature would re-read
+    every finished trial's files (workspace tars included), quadratic in the trials.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, tuple[tuple[int, int, int], str]] = {}
+
+    def __call__(self, path: Path) -> str:
+        stat = path.stat()
+        key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        known = self._seen.get(path)
+        if known is None or known[0] != key:
+            known = self._seen[path] = (key, sha256_file(path))
+        return known[1]
+
+
+def statement(paths: RunPaths, files: list[Path], run_ids: list[str], final: bool,
+              digest: Callable[[Path], str] = sha256_file) -> dict:
     """The in-toto Statement: subjects by digest, and a provenance predicate naming the run."""
-    subjects = [{"name": p.relative_to(paths.dir).as_posix(), "digest": {"sha256": sha256_file(p)}} for p in files]
+    subjects = [{"name": p.relative_to(paths.dir).as_posix(), "digest": {"sha256": digest(p)}} for p in files]
     trials = sorted({s["name"].rsplit("/", 1)[0] for s in subjects if "/trial-" in s["name"]})
     wheels = [s for s in subjects if s["name"].startswith("harness/")]
     return {
@@ -91,9 +112,12 @@ def envelope(body: bytes, key: SigningKey) -> dict:
 
 
 def sign_label(paths: RunPaths, key: SigningKey, run_ids: list[str], final: bool,
-               skip: set[Path] = frozenset()) -> dict:
-    """Write the label's attestation (atomically) and its signer's public key; returns the statement."""
-    found = statement(paths, attestable(paths, skip, final), run_ids, final)
+               skip: set[Path] = frozenset(), digest: Callable[[Path], str] = sha256_file) -> dict:
+    """Write the label's attestation (atomically) and its signer's public key; returns the statement.
+
+    ``digest`` is a run's FileDigests when it signs repeatedly.
+    """
+    found = statement(paths, attestable(paths, skip, final), run_ids, final, digest)
     body = json.dumps(found, indent=1, sort_keys=True).encode()
     _atomic_write(paths.attestation, json.dumps(envelope(body, key), indent=2).encode() + b"\n")
     pem = public_pem(key.public).encode()

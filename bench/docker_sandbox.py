@@ -53,8 +53,6 @@ class DockerSandbox:
         with engine_faults("copying files into a container"):
             self.container.put_archive(at, data)
 
-    put_tar = put  # the name the sidecars have always used
-
     def start(self) -> None:
         with engine_faults("starting a container"):
             self.container.start()
@@ -247,5 +245,3 @@ def open_sandbox(client: docker.DockerClient):
     """The factory the lifecycle is handed: SandboxSpec -> DockerSandbox."""
     return lambda spec: DockerSandbox(client, spec)
 
-
-__all__ = ["DockerSandbox", "InfrastructureError", "open_sandbox"]

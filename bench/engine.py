@@ -159,35 +159,26 @@ def _containers(client: docker.DockerClient, filters: dict, why: str) -> list[di
 
 
 def _remove_container(client: docker.DockerClient, container_id: str) -> int:
-    """Force-remove one container with its volumes; gone or already being removed (409) counts as 0."""
-    def remove(timed_client: docker.DockerClient) -> int:
-        try:
-            timed_client.api.remove_container(container_id, force=True, v=True)
-            return 1
-        except docker.errors.NotFound:
-            return 0
-        except APIError as exc:
-            if _is_409(exc):
-                return 0
-            raise
-    return patient(client, "remove", f"removing container {container_id[:12]}", remove)
+    """Force-remove one container with its volumes."""
+    return patient(client, "remove", f"removing container {container_id[:12]}",
+                   lambda c: _removed(lambda: c.api.remove_container(container_id, force=True, v=True)))
 
 
 def _remove(volume) -> int:
-    """Remove one volume; one already gone, or already being removed (409), is not an error."""
+    return _removed(lambda: volume.remove(force=True))
+
+
+def _removed(remove: Callable[[], object]) -> int:
+    """1 when ``remove`` removed it; 0 when it was already gone, or is already being removed (409) by someone else."""
     try:
-        volume.remove(force=True)
+        remove()
         return 1
     except docker.errors.NotFound:
         return 0
-    except docker.errors.APIError as exc:
-        if _is_409(exc):  # "removal already in progress": someone else is at it
+    except APIError as exc:
+        if exc.status_code == 409:
             return 0
         raise
-
-
-def _is_409(exc: BaseException | None) -> bool:
-    return isinstance(exc, APIError) and exc.status_code == 409
 
 
 def alive(pid: str) -> bool:

@@ -34,6 +34,8 @@ def _full(run, trial, result: TrialResult, images: dict[str, ImageRecord], seat:
 
     paths = trial.paths
     agent: AgentRecord = trial.agent.record()
+    if trial.installed is not None:  # what the image carries, with the model the adapter names
+        agent = trial.installed.model_copy(update={"model": agent.model})
     paths.result.write_text(result.model_dump_json(indent=2) + "\n")
     provenance = Provenance(
         harness=run.harness.record, case=trial.case_record, arm=trial.arm.name, arm_spec=trial.arm,

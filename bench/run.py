@@ -23,8 +23,9 @@ from typing import Callable
 from rich.console import Console
 
 from .agents import AgentOptions, make_agent
-from .agents.layer import resolve_agent_images, trial_images
-from .attest import sign_label
+from .agents import agent_layer
+from .agents.layer import installed_agents, resolve_agent_images, trial_images
+from .attest import FileDigests, sign_label
 from .arms import arms_for, parse_arm
 from .cases import Case, load_case
 from .engine import connect, engine_versions, remove_orphans, remove_run_containers
@@ -34,7 +35,7 @@ from .hashing import sha256_file
 from .keys import SigningKey, load_or_create
 from .images import Images
 from .lock import read_lock
-from .models import (ArmSpec, CaseInputs, CaseRecord, EngineRecord, ImageRecord, Limits, RunOptions, RunRecord,
+from .models import (AgentRecord, ArmSpec, CaseInputs, CaseRecord, EngineRecord, ImageRecord, Limits, RunOptions, RunRecord,
                      TrialResult, Verdict, utcnow)
 from .stat_models import Summary
 from .paths import Project, RunPaths
@@ -114,20 +115,22 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     try:
         resolved = {case.id: resolve_agent_images(images, _resolve_images(images, case, subjects), list(agents.values()))
                     for case in cases}
+        installs = {case.id: installed_agents(client, resolved[case.id]) for case in cases}
         context.lock = check_lock(images, project, request.locked, say)
         records = {case.id: CaseRecord(id=case.id, visible_hash=case.visible_hash(), goldens_hash=case.goldens_hash())
                    for case in cases}  # hashed once per run, not once per trial
         run = reconcile(paths.run_record, _run_record(paths, harness, request, cases, records, arm_specs, resolved,
                                                       subjects, context.run_id))
         context.harness = _keep_wheel(paths, harness)
-        specs = _pending(paths, cases, arm_specs, agents, resolved, records, request, say, subjects)
-        attest = _attester(paths, key, run.run_ids)
+        specs = _pending(paths, cases, arm_specs, agents, resolved, installs, records, request, say, subjects)
+        digests = FileDigests()  # each file is hashed once, however often the label is signed
+        attest = _attester(paths, key, run.run_ids, digests)
         attest({spec.paths.dir for spec in specs})  # a crash before the first trial ends still leaves a signed label
         results, engine_lost = _run_all(context, specs, request.concurrency or default_concurrency(), say, attest)
     finally:
         _cleanup(client, context.run_id, say)
     summary = write_summary(paths, context.run_id, images.built)
-    sign_label(paths, key, run.run_ids, final=True)
+    sign_label(paths, key, run.run_ids, final=True, digest=digests)
     return RunOutcome(paths, summary, results, engine_lost)
 
 
@@ -150,10 +153,11 @@ def _keep_wheel(paths: RunPaths, harness: Harness) -> Harness:
     return replace(harness, wheel=target)
 
 
-def _attester(paths: RunPaths, key: SigningKey, run_ids: list[str]) -> Callable[[set[Path]], None]:
+def _attester(paths: RunPaths, key: SigningKey, run_ids: list[str],
+              digests: FileDigests) -> Callable[[set[Path]], None]:
     """Sign what is finished so far, leaving out the trial folders still running."""
     def attest(running: set[Path]) -> None:
-        sign_label(paths, key, run_ids, final=False, skip=running)
+        sign_label(paths, key, run_ids, final=False, skip=running, digest=digests)
     return attest
 
 
@@ -221,8 +225,8 @@ def schedule(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], trials: int
 
 
 def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSpec]], agents: dict,
-             resolved: dict[str, dict[str, ImageRecord]], records: dict[str, CaseRecord], request: RunRequest,
-             say: Say, subjects: Subjects) -> list[TrialSpec]:
+             resolved: dict[str, dict[str, ImageRecord]], installs: dict[str, dict[str, AgentRecord]],
+             records: dict[str, CaseRecord], request: RunRequest, say: Say, subjects: Subjects) -> list[TrialSpec]:
     """The trials still to run: finished ones are kept, partial ones are cleared and rerun."""
     specs, kept = [], 0
     for case, arm, n in schedule(cases, arm_specs, request.trials):
@@ -233,8 +237,10 @@ def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSp
         if trial_paths.dir.exists():
             shutil.rmtree(trial_paths.dir)
         subject = subjects.get(case.spec.subject).record if case.spec.subject else None
-        specs.append(TrialSpec(case, arm, n, agents[arm.name], trial_images(resolved[case.id], agents[arm.name]),
-                               _limits(case, request), trial_paths, records[case.id], subject=subject))
+        agent = agents[arm.name]
+        specs.append(TrialSpec(case, arm, n, agent, trial_images(resolved[case.id], agent), _limits(case, request),
+                               trial_paths, records[case.id], subject=subject,
+                               installed=installs[case.id].get(agent_layer(agent))))
     if kept:
         say(f"label {paths.label}: {kept} finished trial(s) kept, {len(specs)} to run")
     return specs

@@ -17,7 +17,6 @@ manifest; if recording itself fails, a minimal honest record is left instead.
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,9 +28,10 @@ from .cases import Case
 from .docker_sandbox import open_sandbox
 from .engine import ROLE_LABEL, run_labels
 from .errors import EngineUnavailable, InfrastructureError, SeatRefused
+from .gates.browser import Stopwatch
 from .grading import GradeContext, GradeOutcome, SeatProbes, grade
 from .harness import Harness
-from .models import ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, SubjectRecord, TrialResult, Verdict, utcnow
+from .models import AgentRecord, ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, SubjectRecord, TrialResult, Verdict, utcnow
 from .paths import TrialPaths
 from .record import record
 from .sandbox import SandboxFactory
@@ -75,27 +75,7 @@ class TrialSpec:
     paths: TrialPaths
     case_record: CaseRecord
     subject: SubjectRecord | None = None
-
-
-class Clock:
-    """Seconds per phase, kept by the lifecycle (never on the spec), timed even when a phase raises."""
-
-    def __init__(self) -> None:
-        self.laps: dict[str, float] = {}
-
-    def __call__(self, name: str) -> "_Lap":
-        return _Lap(self, name)
-
-
-class _Lap:
-    def __init__(self, clock: Clock, name: str) -> None:
-        self.clock, self.name = clock, name
-
-    def __enter__(self) -> None:
-        self.started = time.monotonic()
-
-    def __exit__(self, *exc: object) -> None:
-        self.clock.laps[self.name] = round(time.monotonic() - self.started, 3)
+    installed: AgentRecord | None = None  # the agent CLI its image carries (name, version, binary SHA-256)
 
 
 def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
@@ -104,7 +84,8 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     result = TrialResult(run_id=run.run_id, label=run.label, case=trial.case.id, arm=trial.arm.name,
                          trial=trial.n, agent=trial.agent.name, verdict=Verdict.ERROR,
                          reason="interrupted before a verdict", started_at=utcnow())
-    clock, images, secrets, graded = Clock(), dict(trial.images), {}, None
+    clock = Stopwatch()  # seconds per phase, kept here (never on the spec), timed even when a phase raises
+    images, secrets, graded = dict(trial.images), {}, None
     try:
         plan = trial.agent.plan(trial.case, trial.arm.context)
         secrets = plan.redactions()  # handed to the agent, or held by its credential proxy: never recorded
@@ -135,7 +116,7 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     return result
 
 
-def _finish(run: RunContext, result: TrialResult, clock: Clock) -> TrialResult:
+def _finish(run: RunContext, result: TrialResult, clock: Stopwatch) -> TrialResult:
     update = {"finished_at": utcnow(), "phases": dict(clock.laps)}
     if run.cancel.is_set() and result.verdict is Verdict.ERROR:
         update.update(interrupted=True,

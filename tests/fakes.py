@@ -72,8 +72,6 @@ class FakeSandbox:
                 elif member.isdir():
                     self.dirs.add(name)
 
-    put_tar = put
-
     def say(self, stdout: str = "", stderr: str = "") -> None:
         self.stdout += stdout
         self.stderr += stderr

@@ -149,7 +149,6 @@ class ModelCLIAgent:
         self.environ = dict(os.environ if environ is None else environ)
         self.model, self.script = model, script
         self.secrets = credentials(self.credential_names, self.environ)
-        self.installed: AgentRecord | None = None  # set from the image's labels (bench/agents/layer.py)
         if script is None and not self.secrets:
             raise UsageError(
                 f"--agent {self.name} needs a model: set {self.credential_hint} in the environment, or pass "
@@ -177,8 +176,8 @@ class ModelCLIAgent:
         return ProxyPlan(upstream=upstream, auth=self.auth[variable], variable=variable, secret=self.secrets[variable])
 
     def record(self) -> AgentRecord:
-        installed = self.installed or AgentRecord(name=self.name, version="unknown")
-        return installed.model_copy(update={"model": self.model_label()})
+        """Name and model; the installed version comes from the agent's image (TrialSpec.installed)."""
+        return AgentRecord(name=self.name, version="unknown", model=self.model_label())
 
     def model_label(self) -> str | None:
         """The model as provenance names it; a scripted run never passes for a real model."""

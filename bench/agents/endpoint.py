@@ -46,7 +46,7 @@ def scripted_endpoint(client: docker.DockerClient, run_id: str, image: str, whee
     )
     with DockerSandbox(client, spec) as box:
         try:
-            box.put_tar(tar_tree([], {WHEEL_IN_CONTAINER.lstrip("/"): wheel.read_bytes(),
+            box.put(tar_tree([], {WHEEL_IN_CONTAINER.lstrip("/"): wheel.read_bytes(),
                                       script.lstrip("/"): plan.script.read_bytes()}))
             box.start()
             box.until_ready(READY, "the model endpoint", READY_WITHIN_S)

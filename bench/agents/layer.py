@@ -38,8 +38,13 @@ def resolve_agent_images(images: Images, roles: dict[str, ImageRecord], agents: 
             continue
         if f"agent:{layer}" not in resolved:
             resolved[f"agent:{layer}"] = agent_image(images, layer, roles["agent"])
-        agent.installed = installed(images.client, resolved[f"agent:{layer}"])
     return resolved
+
+
+def installed_agents(client: docker.DockerClient, resolved: dict[str, ImageRecord]) -> dict[str, AgentRecord]:
+    """Layer -> the CLI its resolved image carries (from the image's labels): read once per case, for provenance."""
+    return {role.split(":", 1)[1]: installed(client, image) for role, image in resolved.items()
+            if role.startswith("agent:")}
 
 
 def trial_images(roles: dict[str, ImageRecord], agent: Agent) -> dict[str, ImageRecord]:

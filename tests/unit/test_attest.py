@@ -174,3 +174,18 @@ def test_keys_exports_the_public_key_and_verify_trusts_only_the_key_named(tmp_pa
     assert json.loads(untrusted.stdout)["signatures"][str(label.resolve())]["status"] == "untrusted"
     trusted = json.loads(report("--key", str(mine)).stdout)
     assert trusted["signatures"][str(label.resolve())]["status"] == "trusted"
+
+
+def test_file_digests_reread_a_file_only_when_it_changed(tmp_path, monkeypatch):
+    """Signing after every trial hashes each finished file once, and a changed file again."""
+    import bench.attest as attest
+
+    reads = []
+    monkeypatch.setattr(attest, "sha256_file", lambda path: reads.append(path) or hashlib.sha256(path.read_bytes()).hexdigest())
+    path = tmp_path / "workspace.tar"
+    path.write_bytes(b"one")
+    digests = attest.FileDigests()
+    first = digests(path)
+    assert digests(path) == first and len(reads) == 1
+    path.write_bytes(b"two, longer")
+    assert digests(path) == hashlib.sha256(b"two, longer").hexdigest() and len(reads) == 2
