@@ -28,7 +28,7 @@ import docker
 
 from .engine import engine_faults, patient
 from .errors import InfrastructureError
-from .sandbox import MiB, USER, BudgetExceeded, Outcome, SandboxSpec
+from .sandbox import MiB, USER, BudgetExceeded, MissingPath, Outcome, SandboxSpec
 
 DISK_POLL_S = 0.5
 
@@ -181,6 +181,8 @@ class DockerSandbox:
             try:
                 api._raise_for_status(response)
                 return _copy_capped(response, to, max_bytes)
+            except docker.errors.NotFound:
+                raise MissingPath(f"exporting {path}: the container has no such path") from None
             finally:
                 response.close()
         return patient(self.client, "export", f"exporting {path}", export)

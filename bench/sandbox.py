@@ -22,13 +22,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable, Protocol
 
-from .errors import BenchError
+from .errors import BenchError, InfrastructureError
 from .hashing import walk
 from .models import Limits
 
 USER = "1000:1000"
 ROOT = 0
 MiB = 1 << 20
+
+
+class MissingPath(InfrastructureError):
+    """``export`` of a path the container does not have: the caller decides whose fault that is."""
 
 
 class BudgetExceeded(BenchError):
@@ -108,7 +112,7 @@ class Sandbox(Protocol):
 
     def export(self, path: str, to: Path, max_bytes: int) -> int:
         """Write ``path`` as a tar to ``to``; symlinks stay links. Raises BudgetExceeded past max_bytes
-        (the transfer is closed at once) and InfrastructureError when the path is missing."""
+        (the transfer is closed at once) and MissingPath when the path is missing."""
 
     def commit(self, repository: str, tag: str, labels: dict[str, str]) -> str:
         """Snapshot the stopped container as an image; returns its ID. Raises InfrastructureError."""

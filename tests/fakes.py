@@ -17,8 +17,8 @@ import tarfile
 from pathlib import Path
 from typing import Callable
 
-from bench.errors import EngineUnavailable, InfrastructureError
-from bench.sandbox import BudgetExceeded, MiB, Outcome, SandboxSpec
+from bench.errors import EngineUnavailable
+from bench.sandbox import BudgetExceeded, MiB, MissingPath, Outcome, SandboxSpec
 
 Behaviour = Callable[["FakeSandbox"], Outcome]
 
@@ -99,7 +99,7 @@ class FakeSandbox:
         top = Path(path).name
         chosen = {name: data for name, data in self.files.items() if name.startswith(prefix)}
         if not chosen and path.strip("/") not in self.dirs:
-            raise InfrastructureError(f"exporting {path}: no such folder")
+            raise MissingPath(f"exporting {path}: no such folder")
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as archive:
             for name, data in sorted(chosen.items()):

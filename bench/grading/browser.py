@@ -27,7 +27,7 @@ from ..gates.browser import Stopwatch, refusal, slug
 from ..gates.runner import BOOT, MARK, PLAN, WHEEL
 from ..gatespec import BrowserCheck
 from ..models import CheckResult
-from ..sandbox import ROOT, Budgets, BudgetExceeded, SandboxSpec, dir_tar, tar_tree
+from ..sandbox import ROOT, Budgets, BudgetExceeded, MissingPath, SandboxSpec, dir_tar, tar_tree
 from . import GradeContext, log_line
 from .command import execute, observation
 from ..gates import command as command_rules
@@ -71,7 +71,7 @@ def build(ctx: GradeContext, check: BrowserCheck, site: Path, seconds_left: floa
                        keep=(f"/workspace/{check.serve}", site))
     except BudgetExceeded as exc:
         return str(exc)
-    except InfrastructureError:  # the served folder does not exist: the project's doing
+    except MissingPath:  # the served folder does not exist: the project's doing (an engine fault stays ERROR)
         return f"the build left no {check.serve}/ folder to serve"
     seen = observation(done, ctx)
     passed, detail = command_rules.decide({"run": script, "timeout_s": check.build_timeout_s}, seen)

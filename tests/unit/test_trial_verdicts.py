@@ -209,3 +209,20 @@ def test_run_trial_never_writes_into_its_spec(tmp_path):
 def ok_agent(box: FakeSandbox) -> Outcome:
     box.files["workspace/README.md"] = b"done"
     return Outcome(0, False, 0.1)
+
+
+def test_a_build_that_leaves_no_served_folder_fails(tmp_path):
+    behaviours = {**observed_by(lambda box: Outcome(0, False, 0.1)), "build": lambda box: Outcome(0, False, 0.1)}
+    result, _, engine = run_with(tmp_path, "red-box", **behaviours)
+    assert result.verdict is Verdict.FAIL and "the build left no dist/ folder to serve" in result.reason
+    assert "browser" not in engine.roles()
+
+
+def test_an_engine_fault_during_the_build_is_error_not_the_agents_failure(tmp_path):
+    from bench.errors import InfrastructureError
+
+    engine = FakeEngine({"agent": ok_agent, "seat-probe": seat_probe("real", "nvidia")}, fail_create="build",
+                        fault=InfrastructureError("Docker engine refused creating a container: 500"))
+    run, spec = trial_of(tmp_path, engine, "red-box")
+    result = run_trial(run, spec)
+    assert result.verdict is Verdict.ERROR and "refused creating a container" in result.reason
