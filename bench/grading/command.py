@@ -34,7 +34,6 @@ class Executed:
     outcome: Outcome
     stdout: str
     stderr: str
-    exported: int = 0  # bytes of the folder kept from the stopped container, when one was asked for
 
 
 def execute(ctx: GradeContext, role: str, script: str, timeout_s: float, env: dict[str, str] | None = None,
@@ -53,10 +52,9 @@ def execute(ctx: GradeContext, role: str, script: str, timeout_s: float, env: di
             box.put(tar)
         outcome = box.run(timeout_s, log_to=ctx.gate_log)
         stdout, stderr = box.output(stdout=True, stderr=False), box.output(stdout=False, stderr=True)
-        exported = 0
         if keep and outcome.exit_code == 0 and not outcome.budget:
-            exported = box.export(keep[0], keep[1], ctx.limits.export_max_mb << 20)
-    return Executed(outcome, stdout, stderr, exported)
+            box.export(keep[0], keep[1], ctx.limits.export_max_mb << 20)
+    return Executed(outcome, stdout, stderr)
 
 
 def withheld_tar(ctx: GradeContext, paths: list[str], inside: str) -> bytes:
@@ -78,10 +76,9 @@ def run(ctx: GradeContext, check: CommandCheck, seconds_left: float) -> CheckRes
     env = {"BENCH_WITHHELD": inside, **({"BENCH_NONCE": nonce} if nonce else {})}
     extra = [withheld_tar(ctx, check.withheld, inside)] if check.withheld else []
     log_line(ctx, f"--- check '{check.name}' (command): {check.run}")
-    done = execute(ctx, "check", check.run, min(check.timeout_s, seconds_left), env, extra)
-    seen = observation(done, ctx, nonce)
-    timeout = {"timeout_s": min(check.timeout_s, int(seconds_left))}
-    passed, detail = command.decide({**check.model_dump(), **timeout}, seen)
+    timeout_s = min(check.timeout_s, seconds_left)  # the gate's wall clock may leave less than the check's own
+    done = execute(ctx, "check", check.run, timeout_s, env, extra)
+    passed, detail = command.decide({**check.model_dump(), "timeout_s": int(timeout_s)}, observation(done, ctx, nonce))
     log_line(ctx, f"[{'pass' if passed else 'FAIL'}] {check.name} (command)\n{detail}\n")
     return CheckResult(name=check.name, kind=check.kind, gating=check.gating, passed=passed, detail=detail)
 
