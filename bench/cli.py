@@ -156,6 +156,19 @@ def images_build(names, ca_bundle) -> None:
         console.print(f"{record.name:12} {record.tag:36} {record.id[:19]}  {state}")
 
 
+@images.command("pin")
+@click.argument("names", nargs=-1)
+@ca_bundle_option
+def images_pin(names, ca_bundle) -> None:
+    """Resolve NAMES' Debian packages (default: every image with debs) to exact .deb files and SHA-256s,
+    written to images/<name>/inputs.lock.json: the only step that asks a mirror what to install."""
+    from .debs import pin_images
+
+    for name, lock in pin_images(_project(), list(names), ca_bundle, log=lambda line: err.print(line, markup=False)):
+        size = sum(pin.size for pin in lock.debs) / 2**20
+        console.print(f"{name:12} {len(lock.debs)} .debs pinned ({size:.1f} MiB)", markup=False)
+
+
 @images.command("list")
 def images_list() -> None:
     """Name, tag, image ID and size of every image, and whether the lock agrees."""

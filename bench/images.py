@@ -35,9 +35,13 @@ from .cases import load_toml
 from .engine import engine_faults, harness_labels, owner_labels, patient
 from .errors import CaseError, InfrastructureError, UsageError
 from .hashing import combine, filesystem_digest, sha256_file, short_tag, tree_digest
-from .models import ImageRecord, ImageSpec, LockEntry
+from .image_spec import ImageSpec
+from .models import ImageRecord, LockEntry
 from .paths import Project
-from .trust import trusted_bundle
+from .layer_build import CONTAINER_VOLATILE
+from .layer_build import build as build_layer_image
+from .layer_build import builder_digest, load
+from .layer_writer import ChunkReader
 
 BASE = "base"
 SHARED = "_shared"
@@ -70,14 +74,17 @@ class Images:
         return load_toml(path, ImageSpec)
 
     def context_hash(self, name: str) -> str:
-        """What the tag is derived from: the image folder, its parent's ID, the CA bundle."""
+        """What the tag is derived from: the image folder (recipe and pins), shared files, the parent's ID.
+
+        Nothing of the host: the CA bundle that fetches inputs is trust, not content (issue 12).
+        """
         spec = self.spec(name)
         parts = {"context": tree_digest(self.project.image_dir(name))}
         parts.update({f"shared/{file}": sha256_file(path) for file, path in self.shared_files(name).items()})
         if spec.parent:
             parts["parent"] = self.ensure(spec.parent).id
-        if (ca := self.ca_for(spec)) and spec.parent:
-            parts["ca"] = sha256_file(ca)
+        if self.builder(name) == "layer":
+            parts["builder"] = builder_digest()
         return combine(parts)
 
     def shared_files(self, name: str) -> dict[str, Path]:
@@ -91,14 +98,6 @@ class Images:
             files[file] = path
         return files
 
-    def ca_for(self, spec: ImageSpec) -> Path | None:
-        """The bundle a build trusts: --ca-bundle, else the host's own where the image says needs_ca.
-
-        Builds that fetch from npm or PyPI hang without a trusted bundle behind an
-        intercepting proxy.
-        """
-        return trusted_bundle(self.ca) if spec.needs_ca else self.ca
-
     def tag(self, name: str) -> str:
         return f"bench/{name}:{short_tag(self.context_hash(name))}"
 
@@ -106,12 +105,32 @@ class Images:
         """The image's record, building it (and its parents) only when its tag is missing."""
         if name in self._resolved and not force:
             return self._resolved[name]
+        if not (self.project.image_dir(name) / "image.toml").is_file():
+            return self._resolved.setdefault(name, self.loaded(name))
         tag = self.tag(name)
         build = lambda: self._build(name, tag)
         image = self.build_once(name, tag, build) if not force else self._built(name, tag, build, "")
         record = self._with_digest(ImageRecord(name=name, tag=tag, id=image.id), image)
         self._resolved[name] = record
         return record
+
+    def loaded(self, name: str) -> ImageRecord:
+        """An image with no images/ folder: one `bench images load --name` locked (a Nix dockerTools build).
+
+        Nothing here can build it, so it is used only as the lock names it: its tag must
+        hold exactly the lock's image ID on this engine.
+        """
+        from .lock import read_lock
+
+        entry = read_lock(self.project).images.get(name)
+        if entry is None or entry.builder != "dockertools":
+            self.spec(name)  # raises "unknown image" with the known names
+        image = self.find(entry.tag)
+        if image is None or image.id != entry.id:
+            raise UsageError(f"image {name!r} ({entry.id[7:19]}) was loaded from a Nix build and is not on this engine "
+                             f"as the lock names it: `nix build .#{name.removesuffix('-nix')}` and "
+                             f"`bench images load result --name {name}`")
+        return ImageRecord(name=name, tag=entry.tag, id=entry.id, content_digest=entry.content_digest)
 
     def pinned(self) -> dict[str, ImageRecord]:
         """Every image resolved from images/ so far (parents included), by name: what the lock speaks for."""
@@ -147,42 +166,60 @@ class Images:
         """
         return self._build(name, tag, nocache=True)
 
+    def builder(self, name: str) -> str:
+        """mmdebstrap (no parent), dockerfile (a Dockerfile in the folder), else layer (bench/layer_build.py)."""
+        if self.spec(name).parent is None:
+            return "mmdebstrap"
+        return "dockerfile" if (self.project.image_dir(name) / "Dockerfile").is_file() else "layer"
+
     def _build(self, name: str, tag: str, nocache: bool = False):
-        spec = self.spec(name)
-        with engine_faults(f"building image {name}"):
-            if spec.parent is None:
-                return self._build_base(name, spec, tag)
-            return self._build_dockerfile(name, spec, tag, nocache)
+        spec, builder = self.spec(name), self.builder(name)
+        if builder == "mmdebstrap":
+            return self._build_base(name, spec, tag)
+        if builder == "layer":
+            return build_layer_image(self, name, spec, tag)
+        return self._build_dockerfile(name, spec, tag, nocache)
 
     # --- base: mmdebstrap -> deterministic docker-archive ---------------------------
 
     def _build_base(self, name: str, spec: ImageSpec, tag: str):
-        if shutil.which("mmdebstrap") is None:
-            raise InfrastructureError(
-                "mmdebstrap not found: the base image is built from Debian packages — "
-                "`apt-get install mmdebstrap` (Debian/Ubuntu) and retry")
         with tempfile.TemporaryDirectory(prefix="bench-base-") as tmp:
             rootfs = Path(tmp) / "rootfs.tar"
             self._mmdebstrap(spec, rootfs)
             archive = Path(tmp) / "image.tar"
             write_docker_archive(rootfs, archive, tag, spec.source_date_epoch,
                                  harness_labels(**{"bench.image": name}))
-            with open(archive, "rb") as handle:
-                self.client.images.load(handle.read())
-        return self.client.images.get(tag)
+            load(self.client, archive, name)
+        with engine_faults(f"looking up image {name}"):
+            return self.client.images.get(tag)
 
     def _mmdebstrap(self, spec: ImageSpec, out: Path) -> None:
+        """Run mmdebstrap from wherever it is installed (a Nix store path too), with the host's PATH.
+
+        The child keeps the caller's PATH (the Nix wrapper's tools live there) with the
+        system's sbin folders appended for chroot and friends; a tool that cannot be
+        started is a setup problem, never "the engine went away".
+        """
+        found = shutil.which("mmdebstrap")
+        if found is None:
+            raise InfrastructureError(
+                "mmdebstrap not found on PATH: the base image is built from Debian packages — "
+                "`apt-get install mmdebstrap` (Debian/Ubuntu), or run through `nix run .#bench`, and retry")
         hook = 'chroot "$1" useradd --create-home --uid 1000 --shell /bin/sh bench'
         command = [
-            "mmdebstrap", "--quiet", f"--variant={spec.variant}",
+            found, "--quiet", f"--variant={spec.variant}",
             f"--include={','.join(spec.packages)}" if spec.packages else "--include=",
             f"--customize-hook={hook}",
             "--customize-hook=rm -rf \"$1\"/var/cache/apt/* \"$1\"/var/lib/apt/lists/*",
             spec.suite, str(out), spec.mirror,
         ]
-        env = {"SOURCE_DATE_EPOCH": str(spec.source_date_epoch), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+        path = os.pathsep.join(filter(None, [os.environ.get("PATH", ""), "/usr/sbin:/usr/bin:/sbin:/bin"]))
+        env = {"SOURCE_DATE_EPOCH": str(spec.source_date_epoch), "PATH": path}
         self.log(" ".join(command))
-        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        try:
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
+        except OSError as exc:
+            raise InfrastructureError(f"could not start mmdebstrap ({found}): {exc}") from None
         if done.returncode != 0:
             raise InfrastructureError(f"mmdebstrap failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
 
@@ -195,9 +232,6 @@ class Images:
             shutil.copytree(self.project.image_dir(name), context, symlinks=True)
             for file, path in self.shared_files(name).items():
                 shutil.copy2(path, context / file)
-            ca_file = context / "bench-ca.crt"
-            ca = self.ca_for(spec)
-            ca_file.write_bytes(ca.read_bytes() if ca else b"")
             return self.run_build(name, path=str(context), tag=tag, nocache=nocache, buildargs={"PARENT": parent.tag})
 
     def run_build(self, name: str, tag: str, labels: dict[str, str] | None = None, **build: object):
@@ -245,7 +279,7 @@ class Images:
         try:
             digest, entries, captured = patient(
                 self.client, "export", f"exporting image {name} for its content digest",
-                lambda client: filesystem_digest(_StreamReader(client.api.export(container.id)),
+                lambda client: filesystem_digest(ChunkReader(client.api.export(container.id)),
                                                  tuple(spec.volatile) + CONTAINER_VOLATILE,
                                                  capture=("var/lib/dpkg/status",)))
         finally:
@@ -260,11 +294,7 @@ class Images:
         return LockEntry(name=name, tag=record.tag, id=record.id, content_digest=record.content_digest,
                          parent=spec.parent, context_hash=self.context_hash(name),
                          packages=self.filesystem(name, record.id)["packages"],
-                         builder="mmdebstrap" if spec.parent is None else "dockerfile")
-
-
-# Files Docker itself writes into every container; never part of an image's identity.
-CONTAINER_VOLATILE = (".dockerenv", "etc/hostname", "etc/hosts", "etc/resolv.conf", "proc", "sys", "dev")
+                         builder=self.builder(name))
 
 
 def digest_cache_dir() -> Path:
@@ -281,26 +311,6 @@ def read_cached_filesystem(image_id: str) -> dict | None:
     """The cached digest/packages/paths of an image ID, or None when this machine never computed it."""
     path = cache_file(image_id)
     return json.loads(path.read_text()) if path.is_file() else None
-
-
-class _StreamReader(io.RawIOBase):
-    """A file-like view of a chunk iterator, so tarfile can stream `docker export`."""
-
-    def __init__(self, chunks) -> None:
-        self._chunks, self._buffer = iter(chunks), b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, target) -> int:
-        while not self._buffer:
-            try:
-                self._buffer = next(self._chunks)
-            except StopIteration:
-                return 0
-        size = min(len(target), len(self._buffer))
-        target[:size], self._buffer = self._buffer[:size], self._buffer[size:]
-        return size
 
 
 def parse_dpkg_status(data: bytes) -> dict[str, str]:

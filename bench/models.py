@@ -106,27 +106,6 @@ class CaseSpec(Strict):
 # --- images/<name>/image.toml ----------------------------------------------------------
 
 
-class ImageSpec(Strict):
-    """How one pinned image is made: from Debian packages (base) or a Dockerfile on a parent."""
-
-    parent: str | None = Field(None, description="Image this one builds FROM (Dockerfile kind).")
-    shared: list[str] = Field(
-        default_factory=list, description="Files from images/_shared/ copied into the build context."
-    )
-    suite: str = "bookworm"
-    mirror: str = "http://deb.debian.org/debian"
-    variant: str = "minbase"
-    packages: list[str] = Field(default_factory=list, description="Debian packages (base kind).")
-    source_date_epoch: int = Field(1735689600, description="Fixed time stamped into the image.")
-    needs_ca: bool = Field(
-        False, description="The build reaches npm or PyPI over HTTPS: without --ca-bundle, the host's "
-        "/etc/ssl/certs/ca-certificates.crt goes into the build context as bench-ca.crt.")
-    volatile: list[str] = Field(
-        default_factory=lambda: ["var/log", "var/cache", "tmp", "root/.cache", "root/.npm"],
-        description="Paths left out of the content digest.",
-    )
-
-
 class LockEntry(Record):
     name: str
     tag: str
@@ -136,11 +115,12 @@ class LockEntry(Record):
     context_hash: str = Field(description="What the image was made from: images/<name> + parent ID, "
                               "or the SHA-256 of a loaded archive.")
     packages: dict[str, str] = Field(default_factory=dict, description="dpkg name -> version.")
-    builder: Literal["mmdebstrap", "dockerfile", "dockertools"] | None = Field(
+    builder: Literal["mmdebstrap", "layer", "dockerfile", "dockertools"] | None = Field(
         None,
-        description="How the image was made. mmdebstrap (images/base) and dockertools (the flake's "
-        "image outputs, loaded with `bench images load`) are bit-reproducible-capable: the same inputs "
-        "give the same image ID. Dockerfile builds stamp build times, so at best content-reproducible.",
+        description="How the image was made. mmdebstrap (images/base), layer (pinned inputs installed "
+        "offline, written as one deterministic layer) and dockertools (the flake's image outputs, loaded "
+        "with `bench images load`) are bit-reproducible-capable: the same inputs give the same image ID. "
+        "Dockerfile builds stamp build times, so at best content-reproducible.",
     )
     verified: Literal["content", "bit"] | None = Field(
         None,
@@ -156,7 +136,7 @@ class LockEntry(Record):
     @property
     def bit_capable(self) -> bool:
         """Whether a rebuild can ever reproduce the image ID, not only the content digest."""
-        return self.builder in ("mmdebstrap", "dockertools")
+        return self.builder in ("mmdebstrap", "layer", "dockertools")
 
 
 class ImageLock(Record):

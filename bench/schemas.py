@@ -7,7 +7,8 @@ from pathlib import Path
 
 from .archive import SavedImages
 from .gatespec import GateSpec
-from .models import CaseSpec, ImageLock, ImageSpec, Manifest, Provenance, RunRecord, TrialResult
+from .image_spec import ImageSpec, InputsLock
+from .models import CaseSpec, ImageLock, Manifest, Provenance, RunRecord, TrialResult
 from .stat_models import Summary
 
 PUBLISHED = {
@@ -19,6 +20,7 @@ PUBLISHED = {
     "manifest": Manifest,
     "summary": Summary,
     "images-lock": ImageLock,
+    "inputs-lock": InputsLock,
     "run": RunRecord,
     "saved-images": SavedImages,
 }

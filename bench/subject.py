@@ -196,12 +196,11 @@ def _identity(tarball: Path) -> tuple[str, str]:
 def project_image(images: Images, subject: Subject) -> ImageRecord:
     """The pin's image with the subject installed: built once per (image, parent, tarball) and reused."""
     parent = images.ensure(subject.image)
-    spec = images.spec(subject.image)
     key = combine({"image": images.context_hash(subject.image), "parent": parent.id,
                    "subject": subject.record.tarball_sha256})
     name = f"{subject.image}-project"
     tag = f"bench/{name}:{short_tag(key)}"
-    image = images.build_once(name, tag, lambda: _build_project(images, subject, tag, parent.tag, images.ca_for(spec)),
+    image = images.build_once(name, tag, lambda: _build_project(images, subject, tag, parent.tag, trusted_bundle(images.ca)),
                               f" with {subject.record.origin}")
     return ImageRecord(name=name, tag=tag, id=image.id)
 
