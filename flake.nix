@@ -30,12 +30,32 @@
       forAll = f: lib.genAttrs systems (system: f nixpkgs.legacyPackages.${system});
 
       # One image output per name, each a folder of images/ (test_flake.py refuses a name
-      # without a folder). Folders not listed here (shallot, the agent images) have no
-      # Nix recipe yet.
-      imageNames = [ "base" "toolchain" "seat" ];
+      # without a folder): every pinned image has a Nix recipe.
+      imageNames = [ "base" "toolchain" "seat" "shallot" "claude-code" "codex" ];
+
+      # images/<name>/image.toml, read by Nix: the flake pins the very artifacts images/ pins
+      # (the same URL and registry integrity), and takes the agent labels from there too.
+      imageToml = name: builtins.fromTOML (builtins.readFile (./images + "/${name}/image.toml"));
+      pinned = pkgs: name:
+        let item = builtins.head (imageToml name).fetch; in
+        pkgs.fetchurl { url = item.url; hash = item.integrity; };
+      # An npm tarball unpacked under /opt; `paths` and `strip` as images/<name>/install.sh has them.
+      unpacked = pkgs: name: dir: strip: paths: pkgs.runCommand "bench-${name}-files" { } ''
+        mkdir -p $out/${dir}
+        tar -xzf ${pinned pkgs name} -C $out/${dir} --strip-components=${toString strip} --no-same-owner \
+          --exclude='*/codex-resources/voice' ${paths}
+      '';
+      # Standalone linux-x64 executables (claude, bun) expect the FHS loader path.
+      fhsLoader = pkgs: "mkdir -p ./lib64 && ln -sf ${pkgs.glibc}/lib/ld-linux-x86-64.so.2 ./lib64/ld-linux-x86-64.so.2";
 
       # images/base/image.toml source_date_epoch (1735689600), as an ISO date.
       created = "2025-01-01T00:00:00Z";
+
+      # self.rev exists for a clean tree only; a dirty one has dirtyRev ("<rev>-dirty", Nix >= 2.17).
+      sourceInfo = {
+        git_sha = self.rev or (if self ? dirtyRev then lib.removeSuffix "-dirty" self.dirtyRev else null);
+        dirty = !(self ? rev);
+      };
 
       # The version hatchling reads, from the same line of bench/__init__.py.
       version =
@@ -59,6 +79,11 @@
           dependencies = with pkgs.python3Packages; [ pydantic docker click rich orjson tenacity hatchling ];
           # The harness calls these as programs: git for its own provenance, mmdebstrap for images/base.
           makeWrapperArgs = [ "--prefix" "PATH" ":" (lib.makeBinPath [ pkgs.git pkgs.mmdebstrap ]) ];
+          # The commit this harness was built from, where a checkout would ask git: results of
+          # `nix run` and of a checkout then name the same commit (bench/harness.py built_from).
+          postInstall = ''
+            echo ${lib.escapeShellArg (builtins.toJSON sourceInfo)} > $out/${pkgs.python3.sitePackages}/bench/_source.json
+          '';
           # The tests need a Docker engine, which a Nix build sandbox does not have.
           doCheck = false;
           meta.mainProgram = "bench";
@@ -109,6 +134,25 @@
           ];
           rootCommands = "mkdir -p ./usr/bin && ln -sf ${pkgs.chromium}/bin/chromium ./usr/bin/chromium";
         };
+        # The Shallot toolchain on the seat: Node from nixpkgs, bun from the npm tarball images/shallot pins.
+        shallot = let seat = (recipes pkgs).seat; bun = unpacked pkgs "shallot" "opt/bun" 1 "package/bin/bun"; in {
+          contents = seat.contents ++ [ pkgs.nodejs bun ];
+          env = seat.env;
+          rootCommands = seat.rootCommands + "\n" + fhsLoader pkgs + "\nmkdir -p ./usr/local/bin && "
+            + "ln -sf ${bun}/opt/bun/bin/bun ./usr/local/bin/bun && ln -sf ${bun}/opt/bun/bin/bun ./usr/local/bin/bunx";
+        };
+        # The agent CLIs, from the npm tarballs images/claude-code and images/codex pin.
+        claude-code = let files = unpacked pkgs "claude-code" "opt/agent/claude-code" 1
+          "package/claude package/package.json package/LICENSE.md"; in {
+          contents = baseContents pkgs pkgs.python3 ++ [ files ];
+          env = [ ];
+          rootCommands = fhsLoader pkgs + "\nmkdir -p ./usr/local/bin && ln -sf ${files}/opt/agent/claude-code/claude ./usr/local/bin/claude";
+        };
+        codex = let files = unpacked pkgs "codex" "opt/agent/codex" 3 "package/vendor/x86_64-unknown-linux-musl"; in {
+          contents = baseContents pkgs pkgs.python3 ++ [ files ];
+          env = [ ];
+          rootCommands = "mkdir -p ./usr/local/bin && ln -sf ${files}/opt/agent/codex/bin/codex ./usr/local/bin/codex";
+        };
       };
 
       # A fixed `created` and layered store paths: same inputs, same config, same image ID.
@@ -127,8 +171,9 @@
           '';
           config = {
             Cmd = [ "/bin/sh" ];
-            Env = [ "PATH=/bin:/usr/bin" "LANG=C.UTF-8" "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt" ] ++ recipe.env;
-            Labels = {
+            Env = [ "PATH=/usr/local/bin:/bin:/usr/bin" "LANG=C.UTF-8" "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt" ]
+              ++ recipe.env;
+            Labels = ((imageToml name).labels or { }) // {
               "bench.harness" = "hermetic-bench";
               "bench.image" = name;
               "bench.builder" = "dockertools";

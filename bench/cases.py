@@ -108,15 +108,22 @@ def load_case(project: Project, case_id: str) -> Case:
     return case
 
 
+def image_names(project: Project) -> list[str]:
+    """What a case may name: every images/ folder, and every image `bench images load --name` locked."""
+    from .lock import read_lock
+
+    loaded = [name for name, entry in read_lock(project).images.items() if entry.builder == "dockertools"]
+    return sorted({p.parent.name for p in project.images.glob("*/image.toml")} | set(loaded))
+
+
 def _check_layout(project: Project, case: Case) -> None:
     if not case.prompt_file.is_file():
         raise CaseError(case.prompt_file, "PROMPT.md", "does not exist", "write the task prompt there")
+    known = image_names(project)
     for image in {case.spec.image, case.grader_image}:
-        if not (project.image_dir(image) / "image.toml").is_file():
-            raise CaseError(
-                case.dir / "case.toml", "image", f"no image {image!r} under images/",
-                f"use one of: {', '.join(sorted(p.parent.name for p in project.images.glob('*/image.toml')))}",
-            )
+        if image not in known:
+            raise CaseError(case.dir / "case.toml", "image", f"no image {image!r} under images/ or loaded in the lock",
+                            f"use one of: {', '.join(known)}")
     for index, check in enumerate(case.gate.checks):
         for path in getattr(check, "withheld", []):
             if not (case.goldens_dir / path).exists():

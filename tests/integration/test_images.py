@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import shutil
 import socket
 import subprocess
+import sys
 import tarfile
 import uuid
 from pathlib import Path
@@ -22,6 +25,7 @@ from bench.images import Images
 from bench.paths import Project
 
 pytestmark = pytest.mark.docker
+ROOT = Path(__file__).resolve().parents[2]
 
 PROBE_DOCKERFILE = "ARG PARENT\nFROM ${PARENT}\nCOPY x.txt /opt/x.txt\n"
 
@@ -193,3 +197,65 @@ def test_load_locks_a_deterministic_archive_as_bit_reproducible_capable(docker_c
         assert "nix build .#nixlike" in rebuild.stderr
     finally:
         remove_images(docker_client, tag, "bench/nixlike:nix")
+
+
+def test_a_loaded_deterministic_archive_is_an_image_cases_can_run_on(docker_client, bench, project, tmp_path):
+    """The Nix path's level 3: an archive a deterministic layer writer made, loaded under --name, runs a case.
+
+    The archive here is base's own filesystem written by the harness's one-layer writer
+    (what dockerTools makes: a fixed config, no timestamps); hello is copied to a case
+    naming it. The trial PASSes on exactly the loaded image ID, and the result says so.
+    """
+    from bench.images import write_docker_archive
+
+    base = Images(docker_client, Project(project)).ensure("base")
+    container = docker_client.containers.create(base.id, command=["true"], labels={"bench.harness": "hermetic-bench"})
+    rootfs = tmp_path / "rootfs.tar"
+    try:
+        with open(rootfs, "wb") as out:
+            for chunk in container.export():
+                out.write(chunk)
+    finally:
+        container.remove(force=True)
+    archive = tmp_path / "image.tar"
+    labels = {"bench.harness": "hermetic-bench", "bench.image": "base-nix", "bench.builder": "dockertools",
+              "bench.test": uuid.uuid4().hex}  # a fresh ID, so removing it afterwards touches nothing else
+    image_id = write_docker_archive(rootfs, archive, "bench/base-nix:nix", 1735689600, labels)
+    shutil.copytree(project / "cases" / "hello", project / "cases" / "hello-nix")
+    shutil.copytree(project / "goldens" / "hello", project / "goldens" / "hello-nix")
+    toml = project / "cases" / "hello-nix" / "case.toml"
+    toml.write_text(toml.read_text().replace('image = "base"', 'image = "base-nix"'))
+    try:
+        unknown = bench("run", "hello-nix", "--agent", "oracle", root=project, check_rc=2)
+        assert "no image 'base-nix'" in unknown.stderr
+        bench("images", "load", str(archive), "--name", "base-nix", root=project, check_rc=0)
+        bench("run", "hello-nix", "--agent", "oracle", "--label", "nix", root=project, check_rc=0)
+        trial = tmp_path / "results/nix/hello-nix/default/trial-1"
+        assert json.loads((trial / "result.json").read_text())["verdict"] == "PASS"
+        used = json.loads((trial / "provenance.json").read_text())["images"]
+        assert used["agent"]["id"] == used["grader"]["id"] == image_id
+        assert used["agent"]["name"] == "base-nix"
+    finally:
+        remove_images(docker_client, f"bench/base-nix:{image_id[7:23]}", "bench/base-nix:nix")
+
+
+def test_base_builds_with_its_tools_only_on_a_nonstandard_path(project, tmp_path):
+    """As under `nix run`: mmdebstrap lives in a folder only PATH names, and the harness runs that one.
+
+    The wrapper records the PATH it was started with, then hands over to the real tool;
+    the rebuild must reproduce base bit for bit.
+    """
+    tools = tmp_path / "store" / "bin"
+    tools.mkdir(parents=True)
+    marker = tmp_path / "started-with-path"
+    wrapper = tools / "mmdebstrap"
+    wrapper.write_text(f"#!/bin/sh\necho \"$PATH\" > {marker}\nexec /usr/bin/mmdebstrap \"$@\"\n")
+    wrapper.chmod(0o755)
+    env = {**{k: v for k, v in os.environ.items() if k != "PATH"}, "PATH": f"{tools}:{Path(sys.executable).parent}",
+           "BENCH_ROOT": str(project), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "bench.cli", "images", "rebuild", "--check", "base"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert marker.is_file(), "the harness ran another mmdebstrap than the one on its PATH"
+    assert marker.read_text().startswith(f"{tools}:")
+    assert "bit-reproducible" in done.stdout + done.stderr

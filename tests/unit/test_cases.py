@@ -56,7 +56,7 @@ def test_missing_prompt_and_unknown_image(project):
     (project / "cases" / "hello" / "PROMPT.md").write_text("x")
     case_toml = project / "cases" / "hello" / "case.toml"
     case_toml.write_text(case_toml.read_text().replace('image = "base"', 'image = "nope"'))
-    with pytest.raises(CaseError, match=r"field 'image': no image 'nope' under images/ — use one of: base"):
+    with pytest.raises(CaseError, match=r"field 'image': no image 'nope' under images/ or loaded in the lock — use one of: base"):
         load_case(Project(project), "hello")
 
 

@@ -35,22 +35,58 @@ let
     findFirst = pred: default: list:
       let hits = builtins.filter pred list; in if hits == [ ] then default else builtins.head hits;
     hasPrefix = prefix: s: builtins.substring 0 (builtins.stringLength prefix) s == prefix;
+    removeSuffix = suffix: s:
+      let n = builtins.stringLength s; k = builtins.stringLength suffix; in
+      if k <= n && builtins.substring (n - k) k s == suffix then builtins.substring 0 (n - k) s else s;
+    escapeShellArg = s: "'" + s + "'";
+    makeBinPath = ps: builtins.concatStringsSep ":" (map (p: "${p}/bin") ps);
     getExe = p: "/nix/store/stub-${p.pname}/bin/${p.meta.mainProgram}";
+    fileset = { unions = xs: xs; toSource = args: "/nix/store/stub-source"; };
   };
-  pkgsFor = system: { inherit system; python3Packages.buildPythonApplication = args: args; };
+  # A package is its name and a store path; builders return their arguments, so Nix forces
+  # (and the test reads) exactly what each output would be built from.
+  pkg = name: { inherit name; pname = name; outPath = "/nix/store/stub-${name}"; };
+  names = [ "git" "mmdebstrap" "bashInteractive" "coreutils" "findutils" "gnugrep" "gnused" "gnutar" "gzip"
+            "gnumake" "gcc" "binutils" "chromium" "liberation_ttf" "dejavu_fonts" "nodejs" "glibc" "bun" "zig"
+            "docker-client" ];
+  python = (pkg "python3") // { sitePackages = "lib/python3.11/site-packages"; withPackages = f: pkg "python3-env"; };
+  pkgsFor = system: lib.genAttrs names pkg // {
+    inherit system;
+    python3 = python;
+    python3Packages = { buildPythonApplication = args: args; hatchling = pkg "hatchling"; };
+    fetchurl = args: args // { outPath = "/nix/store/stub-fetched"; };
+    runCommand = name: env: script: { inherit name script; outPath = "/nix/store/stub-${name}"; };
+    makeFontsConf = args: pkg "fonts.conf";
+    mkShell = args: args;
+    dockerTools = {
+      buildLayeredImage = args: args;
+      binSh = pkg "binSh"; usrBinEnv = pkg "usrBinEnv"; caCertificates = pkg "caCertificates";
+      fakeNss = (pkg "fakeNss") // { override = args: pkg "fakeNss"; };
+    };
+  };
   flake = import ./flake.nix;
-  out = flake.outputs { self = out; nixpkgs = { inherit lib; legacyPackages = lib.genAttrs [ %s ] pkgsFor; }; };
+  self = out // { rev = "0123456789abcdef0123456789abcdef01234567"; };
+  out = flake.outputs { inherit self; nixpkgs = { inherit lib; legacyPackages = lib.genAttrs [ %s ] pkgsFor; }; };
   sys = "x86_64-linux";
   harness = out.packages.${sys}.bench;
+  imageNames = builtins.filter (n: n != "bench" && n != "default") (builtins.attrNames out.packages.${sys});
 in {
   inputs = builtins.attrNames flake.inputs;
   systems = builtins.attrNames out.packages;
   packages = builtins.attrNames out.packages.${sys};
   apps = builtins.mapAttrs (name: app: app.program) out.apps.${sys};
   shells = builtins.attrNames out.devShells.${sys};
+  shellPackages = map (p: p.name) out.devShells.${sys}.default.packages;
   pname = harness.pname;
   version = harness.version;
   mainProgram = harness.meta.mainProgram;
+  postInstall = harness.postInstall;
+  images = lib.genAttrs imageNames (name: let i = out.packages.${sys}.${name}; in {
+    inherit (i) name tag created fakeRootCommands;
+    labels = i.config.Labels;
+    contents = map (p: p.name) i.contents;
+    fetched = map (p: p.script or "") i.contents;
+  });
 }
 """ % " ".join(f'"{s}"' for s in SYSTEMS)
 
@@ -133,3 +169,42 @@ def test_flake_lock_pins_nixpkgs_to_one_revision():
     assert re.fullmatch(r"sha256-[A-Za-z0-9+/]{43}=", locked["narHash"])
     assert isinstance(locked["lastModified"], int)
     assert 'inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-24.11";' in FLAKE.read_text()
+
+
+def test_every_image_output_evaluates_with_a_fixed_time_and_its_own_labels(outputs):
+    images = outputs["images"]
+    assert sorted(images) == sorted(image_names_in_text())
+    for name, image in images.items():
+        assert image["name"] == f"bench/{name}" and image["created"] == "2025-01-01T00:00:00Z", name
+        assert image["labels"]["bench.image"] == name and image["labels"]["bench.builder"] == "dockertools"
+
+
+def test_agent_and_toolchain_images_pin_what_images_pins():
+    """The flake reads the same URL and integrity from images/<name>/image.toml: one pin, two builders."""
+    done = subprocess.run(
+        [nix_instantiate(), "--eval", "--strict", "--json", "-E",
+         STUB.replace("in {\n  inputs", "in {\n  fetches = map (n: (builtins.head (builtins.fromTOML "
+                      "(builtins.readFile (./images + \"/${n}/image.toml\"))).fetch).integrity) "
+                      "[ \"claude-code\" \"codex\" \"shallot\" ];\n  inputs", 1)],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    for name, integrity in zip(("claude-code", "codex", "shallot"), data["fetches"]):
+        spec = tomllib.loads((ROOT / "images" / name / "image.toml").read_text())
+        assert integrity == spec["fetch"][0]["integrity"]
+        assert spec.get("labels", {}).items() <= data["images"][name]["labels"].items()
+    assert data["images"]["claude-code"]["labels"]["bench.agent.version"] == "2.1.332"
+    assert {"nodejs", "bun", "zig"} <= set(data["shellPackages"])
+
+
+def test_an_installed_harness_names_the_commit_it_was_built_from(outputs, tmp_path):
+    """postInstall writes bench/_source.json from self.rev; the harness reads it where git has nothing."""
+    from bench.harness import SOURCE_FILE, built_from, git_state
+
+    assert f"bench/{SOURCE_FILE}" in outputs["postInstall"]
+    written = re.search(r"echo '(\{.*\})'", outputs["postInstall"]).group(1)
+    assert json.loads(written) == {"git_sha": "0123456789abcdef0123456789abcdef01234567", "dirty": False}
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / SOURCE_FILE).write_text(written)
+    assert git_state(tmp_path) == built_from(tmp_path) == ("0123456789abcdef0123456789abcdef01234567", False)
+    assert built_from(tmp_path / "elsewhere") == (None, False)
