@@ -21,11 +21,22 @@ pytestmark = [pytest.mark.docker, pytest.mark.engine_restart]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _dockerd_pid() -> int:
+def _dockerd() -> tuple[int, list[str]]:
+    """The dockerd serving this test's engine (DOCKER_HOST, else the default socket): pid and argv.
+
+    CI runs its own engine beside the default one (scripts/engine), so "the" dockerd is
+    the one whose --host names our socket; it is restarted with exactly its own arguments.
+    """
     done = subprocess.run(["pidof", "dockerd"], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.fail("this test needs a local dockerd process to stop (pidof dockerd found none)")
-    return int(done.stdout.split()[0])
+    address = os.environ.get("DOCKER_HOST", "")
+    for pid in map(int, done.stdout.split()):
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+        hosts = [a.split("=", 1)[-1] for a in argv if a.startswith(("--host", "-H"))]
+        hosts += [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--host", "-H")]
+        if (address and address in hosts) or (not address and not hosts):
+            return pid, argv
+    pytest.fail(f"this test needs the local dockerd serving {address or 'the default socket'} to stop "
+                f"(dockerd processes: {done.stdout.split()})")
 
 
 def _wait(predicate, timeout: float, what: str) -> None:
@@ -44,9 +55,9 @@ def _engine_up() -> bool:
         return False
 
 
-def _start_dockerd() -> None:
+def _start_dockerd(argv: list[str]) -> None:
     log = open("/tmp/bench-dockerd.log", "ab")
-    subprocess.Popen(["dockerd"], stdout=log, stderr=log, start_new_session=True)
+    subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
     _wait(_engine_up, 60, "dockerd to answer again")
 
 
@@ -56,13 +67,13 @@ def test_engine_stopped_mid_trial_is_error(docker_client, tmp_path):
         [sys.executable, "-m", "bench.cli", "run", "hello", "--agent", "command", "--agent-cmd", "sleep 120",
          "--label", "gone"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait(lambda: docker_client.containers.list(filters={"label": "bench.role=agent"}), 60, "the agent container")
-    pid = _dockerd_pid()
+    pid, argv = _dockerd()
     try:
         os.kill(pid, signal.SIGTERM)
         _wait(lambda: not os.path.exists(f"/proc/{pid}"), 60, "dockerd to stop")
         _, stderr = run.communicate(timeout=120)
     finally:
-        _start_dockerd()
+        _start_dockerd(argv)
     result = json.loads((tmp_path / "results/gone/hello/default/trial-1/result.json").read_text())
     assert result["verdict"] == "ERROR"
     assert "Docker engine went away" in result["reason"]
