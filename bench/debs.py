@@ -71,10 +71,20 @@ def snapshot_url(pin: DebPin, timestamp: str) -> str:
 def resolve(client: docker.DockerClient, parent_id: str, spec: ImageSpec, log: Log) -> InputsLock:
     """Ask apt in a throwaway container from the parent which .debs the image's ``debs`` need."""
     log(f"resolving {len(spec.debs)} Debian packages against the parent image {parent_id[7:19]}")
+    output = _in_container(client, parent_id, RESOLVE, spec.debs, {"BENCH_SOURCES": "\n".join(spec.apt_sources)})
+    pins = parse_uris(output)
+    if not pins:
+        raise InfrastructureError(f"apt resolved nothing to download for {spec.debs}: the parent already has them; "
+                                  "drop them from debs")
+    return InputsLock(packages=sorted(spec.debs), resolved_on=parent_id, debs=pins)
+
+
+def _in_container(client: docker.DockerClient, image_id: str, script: str, args: list[str],
+                  environment: dict[str, str]) -> str:
+    """Run ``script`` as root in a throwaway container (with network: pinning asks a mirror); its stdout."""
     with engine_faults("resolving Debian packages"):
-        container = client.containers.create(
-            parent_id, command=["sh", "-c", RESOLVE, "resolve", *spec.debs], user="root",
-            environment={"BENCH_SOURCES": "\n".join(spec.apt_sources)}, labels=owner_labels())
+        container = client.containers.create(image_id, command=["sh", "-c", script, "resolve", *args], user="root",
+                                             environment=environment, labels=owner_labels())
     try:
         with engine_faults("resolving Debian packages"):
             container.start()
@@ -85,12 +95,8 @@ def resolve(client: docker.DockerClient, parent_id: str, spec: ImageSpec, log: L
         patient(client, "remove", "removing the resolve container",
                 lambda c: c.api.remove_container(container.id, force=True))
     if status != 0:
-        raise InfrastructureError(f"apt could not resolve {spec.debs} ({status}): {errors.strip()[-1500:]}")
-    pins = parse_uris(output)
-    if not pins:
-        raise InfrastructureError(f"apt resolved nothing to download for {spec.debs}: the parent already has them; "
-                                  "drop them from debs")
-    return InputsLock(packages=sorted(spec.debs), resolved_on=parent_id, debs=pins)
+        raise InfrastructureError(f"apt could not resolve the packages ({status}): {errors.strip()[-1500:]}")
+    return output
 
 
 def write_inputs(image_dir: Path, lock: InputsLock) -> Path:
@@ -105,12 +111,58 @@ def pin_images(project, names: list[str], ca: str | None, log: Log) -> list[tupl
 
     images = _images(project, ca, log)
     pinned = []
-    for name in names or [n for n in images.names() if images.spec(n).debs]:
+    for name in names or [n for n in images.names() if images.spec(n).debs or images.spec(n).parent is None]:
         spec = images.spec(name)
-        if not spec.debs:
+        if spec.parent is None:
+            lock = resolve_installed(images.client, images.ensure(name).id, spec, log)
+        elif not spec.debs:
             raise CaseError(project.image_dir(name) / "image.toml", "debs", "lists no Debian packages to pin",
                             "add debs = [...] or pin another image")
-        lock = resolve(images.client, images.ensure(spec.parent).id, spec, log)
+        else:
+            lock = resolve(images.client, images.ensure(spec.parent).id, spec, log)
         write_inputs(project.image_dir(name), lock)
         pinned.append((name, lock))
     return pinned
+
+
+# --- base: mmdebstrap installs exactly the pinned .debs ------------------------------------
+
+INSTALLED = r"""set -eu
+apt-get update -qq >&2
+apt-get download --print-uris -o Acquire::ForceHash=SHA256 $(dpkg-query -W -f '${Package}=${Version} ')
+"""
+
+
+def read_base_pins(image_dir: Path, spec: ImageSpec) -> InputsLock | None:
+    """base's pinned .debs, or None before `bench images pin base` ever ran (then it records nothing)."""
+    path = lock_path(image_dir)
+    if not path.is_file():
+        return None
+    fix = f"run `bench images pin {image_dir.name}` and commit {LOCK_NAME}"
+    lock = read_record(path, InputsLock, fix)
+    if sorted(lock.packages) != sorted(spec.packages):
+        raise CaseError(path, "packages", f"pinned for {sorted(lock.packages)}, image.toml asks for "
+                        f"{sorted(spec.packages)}", fix)
+    return lock
+
+
+def resolve_installed(client: docker.DockerClient, image_id: str, spec: ImageSpec, log: Log) -> InputsLock:
+    """The exact .debs behind every package installed in ``image_id`` (base): what a rebuild must install."""
+    log(f"resolving the installed packages of {image_id[7:19]} to .deb files")
+    output = _in_container(client, image_id, INSTALLED, [], {})
+    return InputsLock(packages=sorted(spec.packages), resolved_on=image_id, debs=parse_uris(output))
+
+
+def check_installed(pins: InputsLock, installed: dict[str, str]) -> None:
+    """mmdebstrap installed exactly the pinned versions, or the mirror moved: say which and what to do."""
+    bare = lambda version: version.split(":", 1)[-1]  # pool file names may leave the epoch out
+    pinned = {pin.package: bare(pin.version) for pin in pins.debs}
+    moved = [f"{name} {pinned.get(name, 'unpinned')} -> {version}" for name, version in sorted(installed.items())
+             if pinned.get(name) != bare(version)]
+    missing = sorted(set(pinned) - set(installed))
+    if moved or missing:
+        raise InfrastructureError(
+            "the base image did not get its pinned packages (the mirror has moved on): "
+            + "; ".join(moved + [f"{name} not installed" for name in missing])
+            + " — set `snapshot` in images/base/image.toml to a snapshot.debian.org time of the pins, "
+            "or accept the new packages with `bench images pin base`")

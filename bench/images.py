@@ -40,7 +40,8 @@ from .models import ImageRecord, LockEntry
 from .paths import Project
 from .layer_build import CONTAINER_VOLATILE
 from .layer_build import build as build_layer_image
-from .layer_build import builder_digest, load
+from .debs import check_installed, read_base_pins
+from .layer_build import builder_digest, fetch_debs, load
 from .layer_writer import ChunkReader
 
 BASE = "base"
@@ -183,9 +184,16 @@ class Images:
     # --- base: mmdebstrap -> deterministic docker-archive ---------------------------
 
     def _build_base(self, name: str, spec: ImageSpec, tag: str):
+        pins = read_base_pins(self.project.image_dir(name), spec)
         with tempfile.TemporaryDirectory(prefix="bench-base-") as tmp:
+            debs = Path(tmp) / "debs"
+            debs.mkdir()
+            for file, path in fetch_debs(pins, spec, self.ca, self.log).items():
+                shutil.copyfile(path, debs / file)
             rootfs = Path(tmp) / "rootfs.tar"
-            self._mmdebstrap(spec, rootfs)
+            self._mmdebstrap(spec, rootfs, debs if pins else None)
+            if pins:
+                check_installed(pins, installed_packages(rootfs))
             archive = Path(tmp) / "image.tar"
             write_docker_archive(rootfs, archive, tag, spec.source_date_epoch,
                                  harness_labels(**{"bench.image": name}))
@@ -193,7 +201,7 @@ class Images:
         with engine_faults(f"looking up image {name}"):
             return self.client.images.get(tag)
 
-    def _mmdebstrap(self, spec: ImageSpec, out: Path) -> None:
+    def _mmdebstrap(self, spec: ImageSpec, out: Path, debs: Path | None = None) -> None:
         """Run mmdebstrap from wherever it is installed (a Nix store path too), with the host's PATH.
 
         The child keeps the caller's PATH (the Nix wrapper's tools live there) with the
@@ -211,7 +219,9 @@ class Images:
             f"--include={','.join(spec.packages)}" if spec.packages else "--include=",
             f"--customize-hook={hook}",
             "--customize-hook=rm -rf \"$1\"/var/cache/apt/* \"$1\"/var/lib/apt/lists/*",
-            spec.suite, str(out), spec.mirror,
+            *(pinned_debs_hooks(debs) if debs else []),
+            spec.suite, str(out),
+            f"http://snapshot.debian.org/archive/debian/{spec.snapshot}" if spec.snapshot else spec.mirror,
         ]
         path = os.pathsep.join(filter(None, [os.environ.get("PATH", ""), "/usr/sbin:/usr/bin:/sbin:/bin"]))
         env = {"SOURCE_DATE_EPOCH": str(spec.source_date_epoch), "PATH": path}
@@ -311,6 +321,23 @@ def read_cached_filesystem(image_id: str) -> dict | None:
     """The cached digest/packages/paths of an image ID, or None when this machine never computed it."""
     path = cache_file(image_id)
     return json.loads(path.read_text()) if path.is_file() else None
+
+
+def pinned_debs_hooks(debs: Path) -> list[str]:
+    """mmdebstrap takes the pinned files from apt's cache instead of downloading (its documented sync-in)."""
+    return ["--skip=essential/unlink", '--setup-hook=mkdir -p "$1"/var/cache/apt/archives/',
+            f"--setup-hook=sync-in {debs} /var/cache/apt/archives/"]
+
+
+def installed_packages(rootfs: Path) -> dict[str, str]:
+    """name -> version from a root filesystem tar's dpkg status."""
+    with tarfile.open(rootfs) as archive:
+        for name in ("./var/lib/dpkg/status", "var/lib/dpkg/status"):
+            try:
+                return parse_dpkg_status(archive.extractfile(name).read())
+            except KeyError:
+                continue
+    return {}
 
 
 def parse_dpkg_status(data: bytes) -> dict[str, str]:

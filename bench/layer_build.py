@@ -19,7 +19,7 @@ from .debs import read_inputs, snapshot_url
 from .engine import engine_faults, harness_labels, owner_labels, patient
 from .errors import InfrastructureError
 from .fetch import fetched
-from .image_spec import ImageSpec
+from .image_spec import ImageSpec, InputsLock
 from .layer_writer import ChunkReader, derived_config, select, write_archive, write_layer
 
 if TYPE_CHECKING:
@@ -50,14 +50,20 @@ def builder_digest() -> str:
 
 def inputs(images: Images, name: str, spec: ImageSpec) -> dict[str, Path]:
     """Archive name -> cached, verified file: the pinned .debs and fetched artifacts of one image."""
-    files: dict[str, Path] = {}
     lock = read_inputs(images.project.image_dir(name), spec)
-    for pin in lock.debs if lock else []:
-        urls = [pin.url] + ([snapshot_url(pin, spec.snapshot)] if spec.snapshot else [])
-        files[f"{INPUTS}/debs/{pin.file}"] = fetched(urls, "sha256", pin.sha256, images.ca, images.log)
+    files = {f"{INPUTS}/debs/{file}": path for file, path in fetch_debs(lock, spec, images.ca, images.log).items()}
     for item in spec.fetch:
         algorithm, expected = item.check
         files[f"{INPUTS}/{item.name}"] = fetched([item.url], algorithm, expected, images.ca, images.log)
+    return files
+
+
+def fetch_debs(lock: InputsLock | None, spec: ImageSpec, ca: Path | None, log) -> dict[str, Path]:
+    """Pool file name -> the cached, verified .deb: from the mirror, else the snapshot archive if set."""
+    files = {}
+    for pin in lock.debs if lock else []:
+        urls = [pin.url] + ([snapshot_url(pin, spec.snapshot)] if spec.snapshot else [])
+        files[pin.file] = fetched(urls, "sha256", pin.sha256, ca, log)
     return files
 
 

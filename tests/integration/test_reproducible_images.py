@@ -2,7 +2,7 @@
 
 The second engine shares nothing with the first but the host's download cache (files
 named by their SHA-256, checked again on use): no image, layer or build cache. Builds
-of layer images run without network, so the engine needs none (--bridge none). The
+of layer images run without network, so its bridge routes nowhere (no iptables). The
 test names every image whose content digest or image ID differs, and its first paths.
 """
 
@@ -23,6 +23,7 @@ from bench.paths import Project
 
 pytestmark = [pytest.mark.docker]
 ROOT = Path(__file__).resolve().parents[2]
+BRIDGE = "bench-rb0"
 
 
 def _answers(address: str) -> bool:
@@ -41,9 +42,12 @@ def second_engine():
     (home / "data").mkdir(parents=True)
     address = f"unix://{home}/docker.sock"
     log = open(home / "dockerd.log", "wb")
+    # A bridge of its own: with `--bridge none` dockerd deletes docker0, the default engine's bridge.
+    subprocess.run(f"ip link add {BRIDGE} type bridge && ip addr add 10.215.0.1/24 dev {BRIDGE}", shell=True,
+                   check=False, capture_output=True)
     process = subprocess.Popen(
         ["dockerd", "--data-root", str(home / "data"), "--exec-root", str(home / "exec"),
-         "--pidfile", str(home / "docker.pid"), "--host", address, "--bridge", "none",
+         "--pidfile", str(home / "docker.pid"), "--host", address, "--bridge", BRIDGE,
          "--iptables=false", "--ip-masq=false"], stdout=log, stderr=log, start_new_session=True)
     deadline = time.monotonic() + 60
     while not _answers(address):
@@ -61,6 +65,7 @@ def second_engine():
         subprocess.run(f"grep -o ' {home}/[^ ]*' /proc/mounts | sort -r | xargs -r -n1 umount -l",
                        shell=True, check=False)
         shutil.rmtree(home, ignore_errors=True)
+        subprocess.run(["ip", "link", "del", BRIDGE], check=False, capture_output=True)
 
 
 def _differences(first: Images, second: Images, name: str, a, b) -> str:
@@ -77,6 +82,9 @@ def test_every_image_built_on_an_empty_engine_is_bit_identical(docker_client, se
     assert {"base", "toolchain", "seat", "shallot", "claude-code", "codex"} <= set(names)
     built = {name: (here.ensure(name), there.ensure(name)) for name in names}
     assert set(there.built) == set(names), "the empty engine must build every image itself"
+    ours = docker_client.api.inspect_network("bridge")["Options"].get("com.docker.network.bridge.name")
+    assert ours is None or subprocess.run(["ip", "link", "show", ours], capture_output=True).returncode == 0, \
+        f"the second engine took the first engine's bridge {ours}"
     content = [_differences(here, there, n, a, b) for n, (a, b) in built.items() if a.content_digest != b.content_digest]
     assert not content, "content differs: " + "; ".join(content)
     bits = [f"{n}: {a.id[7:19]} vs {b.id[7:19]}" for n, (a, b) in built.items() if a.id != b.id]

@@ -52,3 +52,19 @@ def test_debs_without_a_pin_name_the_command_that_writes_it(tmp_path):
         (ROOT / "images" / "toolchain" / "inputs.lock.json").read_text())
     with pytest.raises(CaseError, match="image.toml asks for \\['make'\\]"):
         read_inputs(project / "images" / "probe", ImageSpec(parent="base", debs=["make"]))
+
+
+def test_base_must_get_exactly_its_pinned_versions():
+    from bench.debs import check_installed
+    from bench.image_spec import DebPin, InputsLock
+
+    pin = lambda name, version: DebPin(package=name, version=version, file=f"{name}.deb", url="http://x/pool/" + name,
+                                       sha256="0" * 64, size=1)
+    pins = InputsLock(packages=["python3"], resolved_on="sha256:" + "1" * 64,
+                      debs=[pin("bsdutils", "1:2.38.1-5+deb12u3"), pin("python3", "3.11.2-1+b1")])
+    check_installed(pins, {"bsdutils": "1:2.38.1-5+deb12u3", "python3": "3.11.2-1+b1"})
+    check_installed(pins, {"bsdutils": "2.38.1-5+deb12u3", "python3": "3.11.2-1+b1"})  # epoch-less file names
+    with pytest.raises(InfrastructureError, match=r"python3 3.11.2-1\+b1 -> 3.11.2-2.*snapshot"):
+        check_installed(pins, {"bsdutils": "1:2.38.1-5+deb12u3", "python3": "3.11.2-2"})
+    with pytest.raises(InfrastructureError, match="bsdutils not installed; |extra unpinned -> 1"):
+        check_installed(pins, {"python3": "3.11.2-1+b1", "extra": "1"})
