@@ -18,6 +18,7 @@ from .agents import AgentPlan, AgentReport
 from .agents.base import TRANSCRIPT_LOG
 from .engine import ROLE_LABEL, run_labels
 from .models import ImageRecord
+from .plugin import env as plugin_env, lay as lay_plugin
 from .sandbox import Budgets, BudgetExceeded, Sandbox, SandboxSpec, tar_tree
 from .staging import stage_layers
 from .trust import CONTAINER_PATH as CA_IN_CONTAINER, container_env
@@ -51,13 +52,16 @@ def run_agent(run, trial, plan: AgentPlan, staged: ImageRecord | None, clock) ->
                 files = {**files, CA_IN_CONTAINER.lstrip("/"): run.ca.read_bytes()}
             spec = SandboxSpec(
                 image=(staged or trial.images["agent"]).id, command=plan.command, limits=limits,
-                env={**plan.env, **(container_env() if trust else {}), **plan.secrets}, network=network,
+                env={**plan.env, **plugin_env(trial.plugin), **(container_env() if trust else {}), **plan.secrets},
+                network=network,
                 labels=run_labels(run.run_id, **{ROLE_LABEL: "agent"}), role="agent",
                 budgets=Budgets.of(limits, limits.transcript_max_mb, "transcript"),
             )
             box = stack.enter_context(run.sandboxes(spec))
             if layers or files:
                 box.put(tar_tree(layers, files))
+            if trial.plugin:
+                lay_plugin(box, trial.plugin)
             outcome = box.run(limits.timeout_s, log_to=transcript)
             if plan.transcript != TRANSCRIPT_LOG and not outcome.budget:
                 _split_streams(box, transcript, trial.paths.agent_stderr)

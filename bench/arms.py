@@ -1,12 +1,16 @@
 """Arms: `--arm NAME=SPEC` parsed into ArmSpec, and resolved against each case.
 
 SPEC is a comma-separated list of ``key:value`` items — ``context:bare``,
-``agent:null``, ``model:NAME`` — or empty, in which case the arm uses the case's
-context folder of the same name. Without any ``--arm``, each case runs its own arms.
-Everything an arm varies is recorded in provenance, so two labels can be compared.
+``agent:null``, ``model:NAME``, ``plugin:PATH`` (a plugin checkout, bench/plugin.py)
+— or empty, in which case the arm uses the case's context folder of the same name.
+Without any ``--arm``, each case runs its own arms. Everything an arm varies is
+recorded in provenance, so two labels can be compared. A plugin path is made
+absolute here, so run.json names the checkout wherever the run was started.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -14,7 +18,7 @@ from .cases import Case
 from .errors import UsageError
 from .models import ArmSpec
 
-KEYS = {"context", "agent", "agent_cmd", "model"}
+KEYS = {"context", "agent", "agent_cmd", "model", "plugin"}
 
 
 def parse_arm(text: str) -> ArmSpec:
@@ -25,7 +29,7 @@ def parse_arm(text: str) -> ArmSpec:
         key, sep, value = item.partition(":")
         if not sep or key not in KEYS:
             raise UsageError(f"--arm {text!r}: {item!r} is not KEY:VALUE with KEY one of {', '.join(sorted(KEYS))}")
-        fields[key] = value
+        fields[key] = str(Path(value).expanduser().resolve()) if key == "plugin" and value else value
     try:
         return ArmSpec.model_validate(fields)
     except ValidationError as exc:

@@ -3,6 +3,8 @@
 A case has two halves kept in two trees: what the agent may see (cases/<id>/) and
 what it must never see (goldens/<id>/). Each half gets its own content hash, so a
 result can prove which prompt and workspace it was given and which gate graded it.
+A case may build on a shared fixture (fixtures/<name>/): the agent sees it, so its
+hash is part of the visible hash, and it is recorded on its own as well.
 """
 
 from __future__ import annotations
@@ -10,14 +12,15 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Callable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from .errors import CaseError, UsageError
-from .hashing import tree_digest
+from .fixtures import Fixture, load_fixture
+from .hashing import combine, tree_digest
 from .gatespec import GateSpec
-from .models import CaseSpec
+from .models import CaseRecord, CaseSpec
 from .paths import Project
 
 M = TypeVar("M", bound=BaseModel)
@@ -30,6 +33,7 @@ class Case:
     gate: GateSpec
     dir: Path
     goldens_dir: Path
+    fixture: Fixture | None = None
 
     @property
     def prompt_file(self) -> Path:
@@ -50,13 +54,21 @@ class Case:
     def grader_image(self) -> str:
         return self.gate.image or self.spec.image
 
-    def visible_hash(self) -> str:
-        """Everything the agent may see: case.toml, PROMPT.md, workspace/, context/."""
-        return tree_digest(self.dir)
+    def visible_hash(self, fixture_hash: str | None = None) -> str:
+        """Everything the agent may see: case.toml, PROMPT.md, workspace/, context/, and the fixture under them."""
+        if self.fixture is None:
+            return tree_digest(self.dir)
+        return combine({"case": tree_digest(self.dir), "fixture": fixture_hash or self.fixture.digest()})
 
     def goldens_hash(self) -> str:
         """Everything withheld: gate.toml, solution/, manifests."""
         return tree_digest(self.goldens_dir)
+
+    def record(self) -> CaseRecord:
+        """The case's identity as every result records it: both halves' hashes, and its fixture's on its own."""
+        fixture_hash = self.fixture.digest() if self.fixture else None
+        return CaseRecord(id=self.id, visible_hash=self.visible_hash(fixture_hash), goldens_hash=self.goldens_hash(),
+                          fixture=self.spec.fixture, fixture_hash=fixture_hash)
 
 
 def load_toml(path: Path, model: type[M]) -> M:
@@ -103,9 +115,18 @@ def load_case(project: Project, case_id: str) -> Case:
         raise UsageError(f"unknown case {case_id!r}; known cases: {known}")
     spec = load_toml(case_dir / "case.toml", CaseSpec)
     gate = load_toml(project.goldens_dir(case_id) / "gate.toml", GateSpec)
-    case = Case(case_id, spec, gate, case_dir, project.goldens_dir(case_id))
+    case = Case(case_id, spec, gate, case_dir, project.goldens_dir(case_id), _fixture(project, case_dir, spec))
     _check_layout(project, case)
     return case
+
+
+def _fixture(project: Project, case_dir: Path, spec: CaseSpec) -> Fixture | None:
+    if spec.fixture is None:
+        return None
+    try:
+        return load_fixture(project.root, spec.fixture)
+    except UsageError as exc:
+        raise CaseError(case_dir / "case.toml", "fixture", str(exc), "name a folder under fixtures/") from None
 
 
 def image_names(project: Project) -> list[str]:
@@ -125,9 +146,11 @@ def _check_layout(project: Project, case: Case) -> None:
             raise CaseError(case.dir / "case.toml", "image", f"no image {image!r} under images/ or loaded in the lock",
                             f"use one of: {', '.join(known)}")
     for index, check in enumerate(case.gate.checks):
-        for path in getattr(check, "withheld", []):
+        named = [("withheld", path) for path in getattr(check, "withheld", [])]
+        named += [("manifest", check.manifest)] if hasattr(check, "manifest") else []
+        for field, path in named:
             if not (case.goldens_dir / path).exists():
-                raise CaseError(case.goldens_dir / "gate.toml", f"checks.{index}.withheld",
+                raise CaseError(case.goldens_dir / "gate.toml", f"checks.{index}.{field}",
                                 f"{path!r} does not exist under {case.goldens_dir.name}/", "add the file or fix the path")
     for arm in case.spec.arms:
         context = case.context(arm)
@@ -140,15 +163,28 @@ def load_all(project: Project) -> list[Case]:
     return [load_case(project, case_id) for case_id in known_cases(project)]
 
 
-def validate_all(project: Project) -> list[tuple[str, str | None]]:
-    """(case id, problem or None) for every case: validation that reports them all."""
+def validate_all(project: Project, warn: Callable[[str, str], None] = lambda case, line: None
+                 ) -> list[tuple[str, str | None]]:
+    """(case id, problem or None) for every case: validation that reports them all.
+
+    Golden data is checked beyond its schema too (bench/allium/validate.py: states
+    against the fixture's code, fingerprints, the planted spec): its errors are the
+    case's problem, its warnings go to ``warn(case id, line)``.
+    """
+    from .grading.allium import golden_problems
+
     report: list[tuple[str, str | None]] = []
     for case_id in known_cases(project):
         try:
-            load_case(project, case_id)
-            report.append((case_id, None))
+            problems = golden_problems(load_case(project, case_id), project.root)
         except CaseError as exc:
             report.append((case_id, str(exc)))
+            continue
+        for problem in problems:
+            if problem.level == "warning":
+                warn(case_id, f"{problem.where}: {problem.message}")
+        errors = [str(p) for p in problems if p.level == "error"]
+        report.append((case_id, "; ".join(errors) if errors else None))
     orphans = sorted(
         p.name for p in project.goldens.glob("*") if p.is_dir() and p.name not in known_cases(project)
     )

@@ -131,10 +131,14 @@ def cases(ctx: click.Context) -> None:
 
 @cases.command("validate")
 def cases_validate() -> None:
-    """Check every case and goldens pair; report every problem."""
+    """Check every case and goldens pair, and golden data against its fixture; report every problem.
+
+    Exit 2 on any error; warnings (fingerprints that over-match, ...) are printed and pass.
+    """
     from .cases import validate_all
 
-    report = validate_all(_project())
+    report = validate_all(_project(), warn=lambda case_id, line: console.print(
+        Text.assemble(("warn", "yellow"), f" {case_id}: {line}"), highlight=False))
     for case_id, problem in report:
         console.print(f"[green]ok[/]   {case_id}" if problem is None else f"[red]bad[/]  {case_id}: {problem}")
     sys.exit(2 if any(problem for _, problem in report) else 0)

@@ -13,7 +13,9 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator, model_validator
 
+from .allium.manifest import DistillThresholds, WeedThresholds
 from .models import Strict
+
 
 class CheckBase(Strict):
     name: str = Field(description="Shown in results and per-check pass counts.")
@@ -41,13 +43,24 @@ class CommandCheck(CheckBase):
     @field_validator("withheld")
     @classmethod
     def _withheld(cls, value: list[str]) -> list[str]:
-        for path in value:
-            parts = Path(path).parts
-            if not parts or Path(path).is_absolute() or ".." in parts:
-                raise ValueError(f"{path!r} is not a plain path relative to goldens/<case>/")
-            if parts[0] in ("solution", "gate.toml"):
-                raise ValueError(f"{path!r}: the reference solution and gate.toml never reach a grader")
-        return value
+        return [goldens_path(path) for path in value]
+
+
+def goldens_path(path: str) -> str:
+    """A plain path under goldens/<case>/ that a check may read: never the solution or the gate itself."""
+    parts = Path(path).parts
+    if not parts or Path(path).is_absolute() or ".." in parts:
+        raise ValueError(f"{path!r} is not a plain path relative to goldens/<case>/")
+    if parts[0] in ("solution", "gate.toml"):
+        raise ValueError(f"{path!r}: the reference solution and gate.toml never reach a grader")
+    return path
+
+
+def workspace_file(path: str | None) -> str | None:
+    """A file path inside the workspace, or None (the manifest's own path is used)."""
+    if path is not None and (Path(path).is_absolute() or ".." in Path(path).parts or not Path(path).parts):
+        raise ValueError(f"{path!r} is not a file path inside the workspace")
+    return path
 
 
 class GrepCheck(CheckBase):
@@ -223,7 +236,48 @@ class BrowserCheck(CheckBase):
         return self
 
 
-Check = Annotated[Union[CommandCheck, GrepCheck, BrowserCheck], Field(discriminator="kind")]
+class AlliumCheck(CheckBase):
+    """Shared by the Allium kinds: scored on the host from the exported workspace tar; nothing runs.
+
+    The artifact is read only as a regular file member of the tar (a link is never
+    followed) and only up to ``max_kb``; a larger or missing artifact is the agent's FAIL.
+    """
+
+    manifest: str = Field(description="The golden data, a file under goldens/<case>/ (read on the host only).")
+    path: str | None = Field(None, description="The artifact in the workspace; default: the manifest's path.")
+    max_kb: int = Field(1024, ge=1, le=65536, description="The largest artifact scored (KiB); larger is FAIL.")
+
+    @field_validator("manifest")
+    @classmethod
+    def _manifest(cls, value: str) -> str:
+        return goldens_path(value)
+
+    @field_validator("path")
+    @classmethod
+    def _artifact(cls, value: str | None) -> str | None:
+        return workspace_file(value)
+
+
+class AlliumDistillCheck(AlliumCheck):
+    """A distilled Allium spec against a golden manifest: recall, confabulation, exclusions, structure."""
+
+    kind: Literal["allium-distill"]
+    manifest: str = "manifest.toml"
+    thresholds: DistillThresholds | None = Field(
+        None, description="Bounds this gate sets; any left out keep the manifest's quality_pass (itself the seed's).")
+
+
+class AlliumWeedCheck(AlliumCheck):
+    """A weed findings report against the planted divergences: divergence recall and false positives."""
+
+    kind: Literal["allium-weed"]
+    manifest: str = "divergences.toml"
+    thresholds: WeedThresholds | None = Field(
+        None, description="Bounds this gate sets; any left out keep the divergence list's gate (itself the seed's).")
+
+
+Check = Annotated[Union[CommandCheck, GrepCheck, BrowserCheck, AlliumDistillCheck, AlliumWeedCheck],
+                  Field(discriminator="kind")]
 
 
 class GateSpec(Strict):

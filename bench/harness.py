@@ -23,9 +23,9 @@ from .models import HarnessRecord
 PACKAGE_DIR = Path(bench.__file__).resolve().parent
 WHEEL_IN_CONTAINER = "/opt/bench/harness.whl"
 SOURCE_FILE = "_source.json"  # {"git_sha": ..., "dirty": ...}: the commit an installed harness was built from
-DIRTY_PATHS = ("bench", "cases", "goldens", "images", "provenance", "pyproject.toml")
-"""Everything in the checkout that can change a result: the code, the cases, their withheld halves, the
-images' sources, the pins and lock, the build. An uncommitted change to any of them makes the git SHA a lie.
+DIRTY_PATHS = ("bench", "cases", "fixtures", "goldens", "images", "provenance", "pyproject.toml")
+"""Everything in the checkout that can change a result: the code, the cases, the fixtures they share, their
+withheld halves, the images' sources, the pins and lock, the build. An uncommitted change to any of them makes the git SHA a lie.
 (Only `bench images lock` writes the lock: a build never dirties the checkout.)"""
 
 
@@ -35,10 +35,11 @@ class Harness:
     record: HarnessRecord
 
 
-def git_state(root: Path) -> tuple[str | None, bool]:
+def git_state(root: Path, paths: tuple[str, ...] = DIRTY_PATHS) -> tuple[str | None, bool]:
     """(full commit SHA, dirty) of the checkout holding the harness; (None, False) outside git.
 
-    Dirty means an uncommitted change under any of DIRTY_PATHS, not only the package.
+    Dirty means an uncommitted change under any of ``paths``: for the harness DIRTY_PATHS,
+    not only the package; for a checkout under test (a subject, a plugin) ``(".",)``, all of it.
     An installed harness has no checkout: the flake writes the commit it was built from
     into the package (SOURCE_FILE), so `nix run` results name the same commit a checkout does.
     """
@@ -48,7 +49,7 @@ def git_state(root: Path) -> tuple[str | None, bool]:
     head = git("rev-parse", "HEAD")
     if head.returncode != 0:
         return built_from(root)
-    status = git("status", "--porcelain", "--untracked-files=normal", "--", *DIRTY_PATHS)
+    status = git("status", "--porcelain", "--untracked-files=normal", "--", *paths)
     return head.stdout.strip(), bool(status.stdout.strip())
 
 

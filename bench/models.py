@@ -93,11 +93,15 @@ class CaseSpec(Strict):
     subject: str | None = Field(
         None, description="A subject pinned in provenance/subjects.toml: its tarball is installed into the "
         "case's image (agent and grader) and recorded in provenance.")
+    fixture: str | None = Field(
+        None, description="A shared codebase, fixtures/<name>/, laid into the workspace first (the case's own "
+        "workspace/ over it). Several cases share one without copying it; its content hash is part of the case's "
+        "visible hash and is recorded in every result and summary.json.")
 
-    @field_validator("image", "arms")
+    @field_validator("image", "arms", "fixture")
     @classmethod
-    def _names(cls, value: str | list[str]) -> str | list[str]:
-        for name in [value] if isinstance(value, str) else value:
+    def _names(cls, value: str | list[str] | None) -> str | list[str] | None:
+        for name in [value] if isinstance(value, str) else value or []:
             if not NAME.match(name):
                 raise ValueError(f"{name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
         return value
@@ -155,6 +159,9 @@ class ArmSpec(Strict):
     agent: str | None = Field(None, description="Agent for this arm (default: --agent).")
     agent_cmd: str | None = Field(None, description="Command template when agent is `command`.")
     model: str | None = Field(None, description="Model name handed to model-driven agents.")
+    plugin: str | None = Field(
+        None, description="A plugin checkout (folder) under test: packed once per run, put read-only into the "
+        "agent's container, handed to Claude Code as --plugin-dir (to any agent as $BENCH_PLUGIN_DIR).")
 
     @field_validator("name")
     @classmethod
@@ -172,6 +179,11 @@ class CaseInputs(Record):
     images: dict[str, str] = Field(description="Image ID by role: agent, grader, agent:<cli layer>.")
     seat: str | None = Field(None, description="The run's --seat (or auto), for cases that render.")
     subject_sha256: str | None = Field(None, description="The subject tarball installed, for cases with a subject.")
+    fixture: str | None = Field(None, description="The case's fixture (fixtures/<name>/), if it has one.")
+    fixture_hash: str | None = Field(None, description="Its content hash.")
+    plugins: dict[str, str] = Field(
+        default_factory=dict, description="Arm name -> SHA-256 of its packed plugin checkout: a checkout whose "
+        "content changed refuses a resume.")
     arms: list[ArmSpec] = Field(description="The arms this case runs, each with its agent, command, model and context "
                                 "resolved: what every trial folder <case>/<arm>/ of the label must agree with.")
 
@@ -223,9 +235,17 @@ class CheckResult(BaseModel):
     duration_s: float = 0.0
     metrics: dict[str, float] = Field(
         default_factory=dict,
-        description="Numeric quality metrics a gate reports (e.g. recall); higher is better. "
-        "`bench compare` holds each to the guardrail floor.",
+        description="Numeric quality metrics a gate reports (e.g. recall). `bench compare` holds each to the "
+        "guardrail floor in its direction.",
     )
+    directions: dict[str, Literal["higher", "lower"]] = Field(
+        default_factory=dict, description="Per metric: higher (recall) or lower (a false-positive count) is better; "
+        "a metric not named here is higher-is-better.")
+    bounds: dict[str, float] = Field(
+        default_factory=dict, description="The gate's bound per gating metric: a floor (higher) or a ceiling (lower).")
+    decider: str | None = Field(None, description="What read the artifact (an Allium check: harness-parser or allium-cli).")
+    review: dict[str, list[str]] = Field(
+        default_factory=dict, description="Named lists for a person (found, missed, confabulated, false positives, ...).")
     incomplete: bool = Field(False, description="The check could not observe (seat refused): INCOMPLETE, not FAIL.")
     seat: dict[str, str] | None = Field(None, description="A browser check's seat: class, chromium, adapter, ...")
     timings: dict[str, float] = Field(
@@ -283,6 +303,8 @@ class CaseRecord(Record):
     id: str
     visible_hash: str
     goldens_hash: str
+    fixture: str | None = Field(None, description="The shared fixture the workspace was built on (fixtures/<name>/).")
+    fixture_hash: str | None = Field(None, description="Its content hash; also part of visible_hash.")
 
 
 class ImageRecord(Record):
@@ -320,6 +342,16 @@ class SubjectRecord(Record):
     dirty: bool | None = Field(None, description="The checkout had uncommitted changes when packed.")
 
 
+class PluginRecord(Record):
+    """A plugin checkout under test (an arm's `plugin:`), as the agent got it: a packed tar, read-only."""
+
+    origin: str = Field(description="The checkout's absolute path on the host that ran the trial.")
+    tarball_sha256: str = Field(description="SHA-256 of the deterministic tar it was packed to (.git left out).")
+    files: int = Field(description="Regular files in it.")
+    source_sha: str | None = Field(None, description="The checkout's commit, when it is a git checkout.")
+    dirty: bool | None = Field(None, description="It had uncommitted changes when packed.")
+
+
 class Provenance(Record):
     """results/<label>/<case>/<arm>/trial-<n>/provenance.json"""
 
@@ -335,6 +367,7 @@ class Provenance(Record):
         description="class (none / absent / fallback / unidentified / real), mode (the run's --seat), chromium, "
         "adapter, webgl, viewport, encoding. compare refuses to mix classes.")
     subject: SubjectRecord | None = None
+    plugin: PluginRecord | None = Field(None, description="The arm's plugin checkout, for plugin arms.")
     engine: EngineRecord
     limits: Limits
     command_line: list[str]

@@ -5,7 +5,7 @@ edited. Per label this checks the signed attestation (bench/attest.py: a trusted
 an untrusted one, none, or a broken signature) and the label as a whole
 (bench/label_check.py: every file against the signed statement, the trial set,
 each record's identity, summary.json, the wheel). Per trial it verifies the manifest,
-that the case and goldens still hash as recorded, that every image is present on this
+that the case, its fixture and its goldens still hash as recorded, that every image is present on this
 engine with the recorded ID and still derives from images/ as it is today, and that
 the harness that made it was a clean commit. A trial folder given alone is verified
 with its whole label, since a trial proves nothing outside it.
@@ -146,6 +146,9 @@ def check_provenance(provenance: Provenance, project: Project, images: "_ImagePr
         return [f"case {provenance.case.id!r} cannot be loaded here: {exc}"]
     if case.visible_hash() != provenance.case.visible_hash:
         problems.append(f"case {case.id} changed: visible hash {case.visible_hash()} != recorded {provenance.case.visible_hash}")
+    if provenance.case.fixture_hash and case.fixture and case.fixture.digest() != provenance.case.fixture_hash:
+        problems.append(f"fixture {case.fixture.name} of {case.id} changed: hash {case.fixture.digest()} != recorded "
+                        f"{provenance.case.fixture_hash}")
     if case.goldens_hash() != provenance.case.goldens_hash:
         problems.append(f"goldens of {case.id} changed: hash {case.goldens_hash()} != recorded {provenance.case.goldens_hash}")
     for role, image in provenance.images.items():

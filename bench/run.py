@@ -28,6 +28,7 @@ from .agents.layer import installed_agents, resolve_agent_images, trial_images
 from .attest import FileDigests, sign_label
 from .arms import arms_for, parse_arm
 from .cases import Case, load_case
+from .grading.allium import require_valid_goldens
 from .engine import connect, engine_versions, remove_orphans, remove_run_containers
 from .errors import UsageError
 from .harness import Harness, prepare
@@ -39,6 +40,7 @@ from .models import (AgentRecord, ArmSpec, CaseInputs, CaseRecord, EngineRecord,
                      TrialResult, Verdict, utcnow)
 from .stat_models import Summary
 from .paths import Project, RunPaths
+from .plugin import PLUGIN_DIR, Plugin, pack_arms
 from .progress import RunProgress
 from .readback import read_record, rerun_fix
 from .resume import finished, reconcile
@@ -95,7 +97,8 @@ def default_concurrency() -> int:
 def execute(request: RunRequest, project: Project, say: Say | None = None) -> RunOutcome:
     """Validate, resolve, run every trial, clean up, write the summary."""
     cases, arm_specs = _validate(request, project)
-    agents = {arm.name: make_agent(arm.agent, arm.agent_cmd, replace(request.agent_options, model=arm.model))
+    plugins = pack_arms(arm for arms in arm_specs.values() for arm in arms)  # each checkout read once, here
+    agents = {arm.name: make_agent(arm.agent, arm.agent_cmd, _agent_options(arm, request))
               for arm in (_with_defaults(arm, request) for arms in arm_specs.values() for arm in arms)}
     key = load_or_create()  # a bad key file stops the run before anything is built
     client = connect()
@@ -117,12 +120,12 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
                     for case in cases}
         installs = {case.id: installed_agents(client, resolved[case.id]) for case in cases}
         context.lock = check_lock(images, project, request.locked, say)
-        records = {case.id: CaseRecord(id=case.id, visible_hash=case.visible_hash(), goldens_hash=case.goldens_hash())
-                   for case in cases}  # hashed once per run, not once per trial
+        records = {case.id: case.record() for case in cases}  # hashed once per run, not once per trial
         run = reconcile(paths.run_record, _run_record(paths, harness, request, cases, records, arm_specs, resolved,
-                                                      subjects, context.run_id))
+                                                      subjects, plugins, context.run_id))
         context.harness = _keep_wheel(paths, harness)
-        specs = _pending(paths, cases, arm_specs, agents, resolved, installs, records, request, say, subjects)
+        specs = _pending(paths, cases, arm_specs, agents, resolved, installs, records, request, say, subjects,
+                         plugins)
         digests = FileDigests()  # each file is hashed once, however often the label is signed
         attest = _attester(paths, key, run.run_ids, digests)
         attest({spec.paths.dir for spec in specs})  # a crash before the first trial ends still leaves a signed label
@@ -168,6 +171,8 @@ def _validate(request: RunRequest, project: Project) -> tuple[list[Case], dict[s
     if request.concurrency is not None and request.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     cases = [load_case(project, name) for name in request.cases]
+    for case in cases:
+        require_valid_goldens(case, project.root)  # golden data with errors would score every trial wrong
     specs = [parse_arm(text) for text in request.arms]
     read_lock(project)  # every result's level is read from it: a broken lock stops the run here, not mid-record
     pinned = sorted({case.spec.subject for case in cases if case.spec.subject})
@@ -186,6 +191,11 @@ def _resolve_images(images: Images, case: Case, subjects: Subjects) -> dict[str,
     return {"agent": project_image, "grader": grader}
 
 
+def _agent_options(arm: ArmSpec, request: RunRequest) -> AgentOptions:
+    """The run's agent options with what the arm sets: its model, and where its plugin lies."""
+    return replace(request.agent_options, model=arm.model, plugin_dir=PLUGIN_DIR if arm.plugin else None)
+
+
 def _with_defaults(arm: ArmSpec, request: RunRequest) -> ArmSpec:
     """An arm with what it leaves open (agent, its command, model) taken from the run's flags."""
     return arm.model_copy(update={"agent": arm.agent or request.agent, "agent_cmd": arm.agent_cmd or request.agent_cmd,
@@ -194,13 +204,15 @@ def _with_defaults(arm: ArmSpec, request: RunRequest) -> ArmSpec:
 
 def _run_record(paths: RunPaths, harness, request: RunRequest, cases: list[Case], records: dict[str, CaseRecord],
                 arm_specs: dict[str, list[ArmSpec]], resolved: dict[str, dict[str, ImageRecord]],
-                subjects: Subjects, run_id: str) -> RunRecord:
+                subjects: Subjects, plugins: dict[str, Plugin], run_id: str) -> RunRecord:
     entries = {
         case.id: CaseInputs(
             visible_hash=records[case.id].visible_hash, goldens_hash=records[case.id].goldens_hash,
             images={role: image.id for role, image in resolved[case.id].items()},
             seat=(request.seat or "auto") if case.spec.seat != "none" else None,
             subject_sha256=subjects.get(case.spec.subject).record.tarball_sha256 if case.spec.subject else None,
+            fixture=records[case.id].fixture, fixture_hash=records[case.id].fixture_hash,
+            plugins={arm.name: plugins[arm.name].record.tarball_sha256 for arm in arm_specs[case.id] if arm.plugin},
             arms=[_with_defaults(arm, request) for arm in arm_specs[case.id]])
         for case in cases
     }
@@ -226,7 +238,8 @@ def schedule(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], trials: int
 
 def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSpec]], agents: dict,
              resolved: dict[str, dict[str, ImageRecord]], installs: dict[str, dict[str, AgentRecord]],
-             records: dict[str, CaseRecord], request: RunRequest, say: Say, subjects: Subjects) -> list[TrialSpec]:
+             records: dict[str, CaseRecord], request: RunRequest, say: Say, subjects: Subjects,
+             plugins: dict[str, Plugin]) -> list[TrialSpec]:
     """The trials still to run: finished ones are kept, partial ones are cleared and rerun."""
     specs, kept = [], 0
     for case, arm, n in schedule(cases, arm_specs, request.trials):
@@ -240,7 +253,7 @@ def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSp
         agent = agents[arm.name]
         specs.append(TrialSpec(case, arm, n, agent, trial_images(resolved[case.id], agent), _limits(case, request),
                                trial_paths, records[case.id], subject=subject,
-                               installed=installs[case.id].get(agent_layer(agent))))
+                               installed=installs[case.id].get(agent_layer(agent)), plugin=plugins.get(arm.name)))
     if kept:
         say(f"label {paths.label}: {kept} finished trial(s) kept, {len(specs)} to run")
     return specs
@@ -325,12 +338,16 @@ def _cleanup(client, run_id: str, say: Say) -> None:
 
 
 def write_summary(paths: RunPaths, run_id: str, built: list[str]) -> Summary:
-    """Per case x arm statistics over every result in the label (see summary.summarize_arm)."""
+    """Per case x arm statistics over every result in the label (see summary.summarize_arm), with the
+    harness version and fixture hashes from run.json, so the numbers are quoted with what made them."""
     groups: dict[tuple[str, str], list[TrialResult]] = {}
     for trial in paths.trials():
         result = read_record(trial.result, TrialResult, rerun_fix(trial))
         groups.setdefault((result.case, result.arm), []).append(result)
     arms = [summarize_arm(case, arm, results) for (case, arm), results in sorted(groups.items())]
-    summary = Summary(label=paths.label, run_id=run_id, created_at=utcnow(), images_built=built, arms=arms)
+    run = read_record(paths.run_record, RunRecord, "rerun the label") if paths.run_record.is_file() else None
+    fixtures = {case.fixture: case.fixture_hash for case in run.cases.values() if case.fixture} if run else {}
+    summary = Summary(label=paths.label, run_id=run_id, created_at=utcnow(), images_built=built, arms=arms,
+                      harness_version=run.harness_version if run else None, fixtures=fixtures)
     paths.summary.write_text(summary.model_dump_json(indent=2) + "\n")
     return summary

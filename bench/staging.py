@@ -23,8 +23,10 @@ _STAGING_LOCKS: dict[str, threading.Lock] = {}
 
 
 def stage_layers(case: Case, context: str | None) -> tuple[list[tuple[str, Path]], dict[str, bytes]]:
-    """What every trial of case x arm starts from: workspace, the arm's context over it, the prompt."""
-    layers = [("workspace", case.workspace)]
+    """What every trial of case x arm starts from: the fixture, the case's workspace and the arm's context over
+    it, the prompt. The fixture is laid from fixtures/ for each trial, never copied into the case."""
+    layers = [("workspace", case.fixture.dir)] if case.fixture else []
+    layers.append(("workspace", case.workspace))
     if context and case.context(context).is_dir():
         layers.append(("workspace", case.context(context)))
     return layers, {PROMPT_FILE.lstrip("/"): case.prompt_file.read_bytes()}

@@ -8,6 +8,7 @@ which is how verify-provenance checks a summary.json.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import Field
 
@@ -33,6 +34,8 @@ class FloorRow(Strict):
     baseline_worst: float | None = Field(description="None when either side has no value: nothing to compare.")
     candidate_worst: float | None
     holds: bool = Field(description="The candidate's worst is no worse than the baseline's (a tie holds).")
+    direction: Literal["higher", "lower"] = Field(
+        "higher", description="Which way is better: worst is the minimum (higher) or the maximum (lower).")
 
 
 class CheckTally(Record):
@@ -69,5 +72,9 @@ class Summary(Record):
     label: str
     run_id: str
     created_at: datetime
+    harness_version: str | None = Field(None, description="The harness that ran the label (run.json's).")
+    fixtures: dict[str, str] = Field(
+        default_factory=dict, description="Fixture name -> content hash, for the label's cases built on one: quote "
+        "it with the numbers, so others can tell whether they trialled the same code.")
     images_built: list[str] = Field(default_factory=list)
     arms: list[ArmSummary]

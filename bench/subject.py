@@ -150,7 +150,7 @@ def _from_source(name: str, override: str, ca: Path | None) -> tuple[SubjectReco
     if path.is_file():
         tarball, sha, dirty, source, origin = path.resolve(), None, None, "path", str(path.resolve())
     elif path.is_dir():
-        sha, dirty = git_state(path.resolve())
+        sha, dirty = git_state(path.resolve(), (".",))  # the whole checkout, not the harness's paths
         tarball, source, origin = _npm_pack(".", out, path.resolve(), ca), "path", str(path.resolve())
     else:
         url, commit = git

@@ -33,6 +33,7 @@ from .grading import GradeContext, GradeOutcome, SeatProbes, grade
 from .harness import Harness
 from .models import AgentRecord, ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, SubjectRecord, TrialResult, Verdict, utcnow
 from .paths import TrialPaths
+from .plugin import Plugin
 from .record import record
 from .sandbox import SandboxFactory
 from .staging import stage
@@ -76,6 +77,7 @@ class TrialSpec:
     case_record: CaseRecord
     subject: SubjectRecord | None = None
     installed: AgentRecord | None = None  # the agent CLI its image carries (name, version, binary SHA-256)
+    plugin: Plugin | None = None  # the arm's packed plugin checkout, laid read-only in the agent's container
 
 
 def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:

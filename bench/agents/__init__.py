@@ -32,6 +32,7 @@ class AgentOptions:
     max_turns: int | None = None
     env: list[str] = field(default_factory=list)
     network: bool = False
+    plugin_dir: str | None = None  # where an arm's plugin lies in the container (bench/plugin.py), per arm
 
 
 def make_agent(name: str, command: str | None = None, options: AgentOptions | None = None) -> Agent:
@@ -43,12 +44,15 @@ def make_agent(name: str, command: str | None = None, options: AgentOptions | No
     options = options or AgentOptions()
     if name not in AGENTS:
         raise UsageError(f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}")
+    if options.plugin_dir and name == "codex":
+        raise UsageError("--agent codex loads no plugin directory; run plugin: arms with claude-code, or with "
+                         "command (the plugin is in $BENCH_PLUGIN_DIR)")
     if name == "command":
         if not command:
             raise UsageError("--agent command needs --agent-cmd 'SHELL COMMAND' ({prompt_file} and {workspace} are filled in)")
         return CommandAgent(command, options.env, options.network)
     if name == "claude-code":
-        return ClaudeCodeAgent(options.model, options.model_script, options.max_turns)
+        return ClaudeCodeAgent(options.model, options.model_script, options.max_turns, plugin_dir=options.plugin_dir)
     if name == "codex":
         return CodexAgent(options.model, options.model_script)
     return AGENTS[name]()

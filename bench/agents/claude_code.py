@@ -11,6 +11,8 @@ reasons:
   The CLI refuses it as root, which the container never is.
 * ``--max-turns`` — the case's ``limits.max_turns`` (or ``--max-turns``); the wall
   clock is the sandbox's.
+* ``--plugin-dir`` — for a ``plugin:`` arm, the read-only copy of the checkout under
+  test (bench/plugin.py), loaded the way a user loads a local plugin.
 * ``CLAUDE_CONFIG_DIR`` in /tmp — a fresh, empty configuration every trial;
   ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` — no telemetry, update checks or
   other calls besides the model's.
@@ -53,9 +55,9 @@ class ClaudeCodeAgent(ModelCLIAgent):
     default_url = DEFAULT_URL
 
     def __init__(self, model: str | None = None, script: Path | None = None, max_turns: int | None = None,
-                 environ: dict[str, str] | None = None) -> None:
+                 environ: dict[str, str] | None = None, plugin_dir: str | None = None) -> None:
         super().__init__(model, script, environ)
-        self.max_turns = max_turns
+        self.max_turns, self.plugin_dir = max_turns, plugin_dir
 
     def plan(self, case: Case, arm: str) -> AgentPlan:
         max_turns = self.max_turns or case.spec.limits.max_turns
@@ -63,6 +65,8 @@ class ClaudeCodeAgent(ModelCLIAgent):
                  "--dangerously-skip-permissions"]
         if self.model:
             flags += ["--model", self.model]
+        if self.plugin_dir:
+            flags += ["--plugin-dir", self.plugin_dir]
         command = f'exec {BINARY} -p "$(cat {PROMPT_FILE})" {shlex.join(flags)}'
         env = {"CLAUDE_CONFIG_DIR": "/tmp/claude-config", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                "DISABLE_AUTOUPDATER": "1"}

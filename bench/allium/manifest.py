@@ -1,7 +1,8 @@
 """Golden data for the Allium cases, as strict models: the distill manifest and the weed divergence list.
 
 Both are TOML files under goldens/<case>/ (withheld from the agent) and are read
-with cases.load_toml, so a typo or an unknown field is a CaseError naming file,
+with cases.load_toml (imported when a file is read: cases -> gatespec -> these
+models, so a module-level import would be circular), so a typo or an unknown field is a CaseError naming file,
 field and fix before any trial runs. Internal consistency (a transition endpoint
 that is not a state, an alias claimed twice) is checked here, at load; checks
 that need the fixture's code or the planted spec live in validate.py.
@@ -16,7 +17,6 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..cases import load_toml
 from ..models import Strict
 from .terms import norm
 
@@ -178,7 +178,9 @@ class WeedManifest(Strict):
 
     schema_version: Literal[1] = 1
     fixture: str
-    planted_spec: str = Field(description="Path, relative to this file's folder, of the spec carrying the plants.")
+    planted_spec: str = Field(
+        description="Path, relative to the case's workspace, of the spec carrying the plants. The agent reads it, so "
+        "it lives in cases/<case>/workspace/, never beside this withheld file.")
     findings_path: str = Field("weed-findings.md", description="Where the agent is asked to write its findings.")
     divergences: list[Divergence] = Field(min_length=1)
     judgement_calls: list[JudgementCall] = Field(default_factory=list)
@@ -197,8 +199,12 @@ def _unique(ids: list[str], items: list) -> list:
 
 
 def load_distill_manifest(path: Path) -> DistillManifest:
+    from ..cases import load_toml
+
     return load_toml(path, DistillManifest)
 
 
 def load_weed_manifest(path: Path) -> WeedManifest:
+    from ..cases import load_toml
+
     return load_toml(path, WeedManifest)

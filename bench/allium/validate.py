@@ -94,10 +94,11 @@ def validate_distill_file(manifest_path: Path, root: Path | None) -> list[Proble
     return problems + validate_distill(manifest, code)
 
 
-def validate_weed_file(manifest_path: Path, root: Path | None) -> list[Problem]:
-    """Load and check goldens/<case>/divergences.toml, its planted spec, and fixtures/<its fixture>/ under root."""
+def validate_weed_file(manifest_path: Path, root: Path | None, workspace: Path) -> list[Problem]:
+    """Load and check goldens/<case>/divergences.toml, the planted spec in the case's ``workspace``
+    (cases/<case>/workspace/, where the agent gets it), and fixtures/<its fixture>/ under root."""
     manifest = load_weed_manifest(manifest_path)
-    planted_path = manifest_path.parent / manifest.planted_spec
+    planted_path = workspace / manifest.planted_spec
     planted = planted_path.read_text(encoding="utf-8") if planted_path.is_file() else None
     code, problems = _fixture_code(root, manifest.fixture)
     return problems + validate_weed(manifest, planted, code)

@@ -12,6 +12,8 @@ observation-based ``CheckResult``:
   reports how it ended.
 * ``browser`` builds in one fresh container and is observed in another
   (bench/grading/browser.py); the host decodes the frames and decides the predicates.
+* ``allium-distill`` and ``allium-weed`` score a spec or a findings report against
+  withheld golden data, on the host, from the workspace tar (bench/grading/allium.py).
 
 The verdict is derived from the gate and these results alone (``decide``); a list of
 results that does not match the gate check for check is a harness fault (ERROR).
@@ -68,9 +70,10 @@ class GradeOutcome:
 
 def grade(ctx: GradeContext, gate: GateSpec) -> GradeOutcome:
     """Every check runs (so the record shows each one) within the gate's wall clock; then decide."""
-    from . import browser, command, grep
+    from . import allium, browser, command, grep
 
-    executors = {"command": command.run, "grep": grep.run, "browser": browser.run}
+    executors = {"command": command.run, "grep": grep.run, "browser": browser.run,
+                 "allium-distill": allium.run_distill, "allium-weed": allium.run_weed}
     started = time.monotonic()
     deadline = started + gate.timeout_s
     results = []

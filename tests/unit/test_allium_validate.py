@@ -101,7 +101,8 @@ def test_weed_fingerprints_get_the_same_warnings():
 
 def test_the_shipped_goldens_validate():
     assert validate_distill_file(ROOT / "goldens/distill-courier/manifest.toml", ROOT) == []
-    problems = validate_weed_file(ROOT / "goldens/weed-courier/divergences.toml", ROOT)
+    problems = validate_weed_file(ROOT / "goldens/weed-courier/divergences.toml", ROOT,
+                                  ROOT / "cases/weed-courier/workspace")
     assert messages(problems) == [  # 'sms' is what a finding calls it; the warning is known and accepted
         "judgement call sms-flagged-off: term 'sms' is shorter than 4 letters and will match inside unrelated words"]
 
