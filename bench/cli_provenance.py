@@ -94,7 +94,7 @@ def keys_trust(public_key: Path) -> None:
 @results_option("Where label names are looked up (a path works as well).")
 def compare_cmd(baseline: str, candidate: str, allow_drift: bool, allow_unsigned: bool, keys: tuple[Path, ...],
                 trusted_keys: Path | None, as_json: bool, results: Path) -> None:
-    """Compare two labels: pass rates, paired tests, metrics, guardrail floor.
+    """Compare two labels, or two arms of one (LABEL:ARM): pass rates, paired tests, metrics, guardrail floor.
 
     Exit 0 when both labels verify, are comparable and every floor holds; 1 when a
     guardrail breaks; 3 when refused as not comparable (a label that does not verify,

@@ -1,11 +1,12 @@
-"""`bench compare`: two labels, refused unless comparable, then paired per case x arm.
+"""`bench compare`: two sides (labels, or arms of one), refused unless comparable, then paired per case x arm.
 
 A comparison is only evidence when both sides are what they claim and graded the same
 thing the same way, so two things come first. Each label must verify: signed by a
 trusted key, every file as signed, consistent with itself (bench/label_check.py);
 else the comparison is refused, every finding named, unless ``--allow-unsigned``.
-Then comparability: for every case both labels share, the case and goldens hashes,
-the grader image's content digest, the harness and the seat class must agree, or the comparison is
+Then comparability (bench/comparability.py): for every case both sides share, the
+case, fixture and goldens hashes, the grader image's content digest, the harness and
+the seat class must agree, and no arm may mix plugin checkouts, or the comparison is
 refused with every difference named; ``--allow-drift`` compares anyway and still
 names them. Finally a case x arm with no valid trial on a side has nothing to judge:
 refused, never "holds".
@@ -18,7 +19,8 @@ Trials pair by number (trial n of the baseline with trial n of the candidate, pe
 case x arm): runs interleave arms trial by trial, so pairs share the drift of their
 moment. The guardrail floor compares worst trials, because a regression that shows
 only in the tail hides behind every average. Quality metrics are PASS itself (1/0)
-and every numeric metric a check reports; all are higher-is-better.
+and every numeric metric a check reports, each floored in the direction the check
+declares: a recall's worst may not fall, a false-positive count's worst may not rise.
 
 Exit codes (DESIGN.md): 0 comparable and every floor holds; 1 a guardrail broken;
 3 refused as not comparable (drift, an unverifiable label, a side without valid
@@ -27,137 +29,22 @@ trials); 2 bad usage (a missing or empty label folder).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, computed_field
 
-from .errors import RecordError, UsageError
+from .comparability import Drift, Groups, find_drift, load_side, resolve_label
+from .errors import UsageError
 from .keys import trusted_keys as default_trust
 from .label_check import integrity
-from .models import Provenance, TrialResult, Verdict
+from .models import TrialResult, Verdict
 from .stat_models import ArmSummary, FloorRow, MetricSpread
 from .paths import RunPaths
-from .readback import read_record, rerun_fix
 from .stats import guardrail_floor, mcnemar_exact, paired_bootstrap_diff, percent_change
-from .summary import VALID, quality, summarize_arm
+from .summary import VALID, directions, quality, summarize_arm
 
 MIN_VALID = 3
-MISSING = "(no provenance.json)"
-
-
-# --- loading ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Trial:
-    result: TrialResult
-    provenance: Provenance | None
-
-
-Groups = dict[str, dict[str, list[Trial]]]
-"""case -> arm -> trials in trial-number order."""
-
-
-def resolve_label(name: str | Path, results: Path) -> RunPaths:
-    """A label folder given as a path, or as a label name under the results folder."""
-    for folder in (Path(name), results / name):
-        if folder.is_dir():
-            return RunPaths(folder.resolve())
-    raise UsageError(
-        f"{name}: no such label folder (looked at {Path(name)} and {results / name}) — pass a label "
-        f"folder such as results/<label>, or a label name with --results set to the folder holding it"
-    )
-
-
-def load_groups(paths: RunPaths) -> Groups:
-    """Every trial of a label, grouped; a missing or unreadable provenance.json becomes None (drift)."""
-    trials = paths.trials()
-    if not trials:
-        raise UsageError(
-            f"{paths.dir} holds no trial results (<case>/<arm>/trial-<n>/result.json) — "
-            f"pass a label folder, not the results root or a single trial"
-        )
-    groups: Groups = {}
-    for trial in trials:
-        try:
-            result = read_record(trial.result, TrialResult, rerun_fix(trial))
-        except RecordError:
-            continue  # unverified() names it, and the comparison is refused unless --allow-unsigned
-        try:
-            provenance = read_record(trial.provenance, Provenance, "")
-        except (OSError, RecordError):
-            provenance = None
-        groups.setdefault(result.case, {}).setdefault(result.arm, []).append(Trial(result, provenance))
-    for arms in groups.values():
-        for trials_of_arm in arms.values():
-            trials_of_arm.sort(key=lambda t: t.result.trial)
-    return groups
-
-
-# --- comparability ---------------------------------------------------------------------
-
-
-class Drift(BaseModel):
-    """One fact that differs between the sides (or within one), with every value seen."""
-
-    where: str
-    field: str
-    baseline: list[str]
-    candidate: list[str]
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.field} differs — baseline {', '.join(self.baseline)}; " \
-               f"candidate {', '.join(self.candidate)}"
-
-
-Getter = Callable[[Provenance], str]
-
-
-def grader_content(provenance: Provenance) -> str:
-    """The grader image as comparability sees it: by content digest, by ID only where none was recorded.
-
-    Two machines build the same content under different image IDs (Dockerfile builds
-    stamp times), and that grades alike; comparing IDs refused every cross-machine
-    comparison (issue 12). Content that differs is drift, named by image and digest.
-    """
-    image = provenance.images.get("grader")
-    if image is None:
-        return "(none recorded)"
-    return f"{image.name} {image.content_digest}" if image.content_digest else f"{image.name} id {image.id}"
-
-
-CASE_FACTS: dict[str, Getter] = {
-    "visible_hash": lambda p: p.case.visible_hash,
-    "goldens_hash": lambda p: p.case.goldens_hash,
-    "grader image content": grader_content,
-    "seat class": lambda p: p.seat.get("class", "(none recorded)"),
-}
-HARNESS_FACTS: dict[str, Getter] = {
-    "harness version": lambda p: p.harness.version,
-    "harness wheel_sha256": lambda p: p.harness.wheel_sha256,
-}
-
-
-def find_drift(base: Groups, cand: Groups, cases: list[str]) -> list[Drift]:
-    """Every comparability difference over the shared cases: per case, then the harness once."""
-    drift = [d for case in cases for d in _differences(case, CASE_FACTS, _flat(base, [case]), _flat(cand, [case]))]
-    return drift + _differences("harness", HARNESS_FACTS, _flat(base, cases), _flat(cand, cases))
-
-
-def _flat(groups: Groups, cases: list[str]) -> list[Trial]:
-    return [trial for case in cases for trials in groups[case].values() for trial in trials]
-
-
-def _differences(where: str, getters: dict[str, Getter], base: list[Trial], cand: list[Trial]) -> list[Drift]:
-    """A fact drifts when the sides' values differ, a side mixes values, or provenance is missing."""
-    drift = []
-    for name, get in getters.items():
-        seen = [sorted({get(t.provenance) if t.provenance else MISSING for t in side}) for side in (base, cand)]
-        if seen[0] != seen[1] or any(len(values) > 1 or MISSING in values for values in seen):
-            drift.append(Drift(where=where, field=name, baseline=seen[0], candidate=seen[1]))
-    return drift
+__all__ = ["CompareReport", "compare_labels", "resolve_label"]
 
 
 # --- pairing ---------------------------------------------------------------------------
@@ -255,11 +142,13 @@ def _all_spreads(summary: ArmSummary) -> dict[str, MetricSpread]:
 
 
 def _floor_rows(base: list[TrialResult], cand: list[TrialResult]) -> list[FloorRow]:
-    """The floor for pass and for every check metric that both sides reported."""
+    """The floor for pass and for every check metric that both sides reported, each in its direction."""
     b = [quality(r) for r in base if r.verdict in VALID]
     c = [quality(r) for r in cand if r.verdict in VALID]
     names = [n for n in dict.fromkeys(k for row in b for k in row) if any(n in row for row in c)]
-    return [guardrail_floor(n, [row[n] for row in b if n in row], [row[n] for row in c if n in row]) for n in names]
+    lower = {name for name, way in directions(base + cand).items() if way == "lower"}
+    return [guardrail_floor(n, [row[n] for row in b if n in row], [row[n] for row in c if n in row],
+                            higher_is_better=n not in lower) for n in names]
 
 
 class CompareReport(BaseModel):
@@ -292,7 +181,7 @@ class CompareReport(BaseModel):
     @property
     def broken(self) -> list[str]:
         return [f"{p.case}/{p.arm}: {f.metric} — candidate worst {_num(f.candidate_worst)} "
-                f"is below baseline worst {_num(f.baseline_worst)}"
+                f"is {'below' if f.direction == 'higher' else 'above'} baseline worst {_num(f.baseline_worst)}"
                 for p in self.comparisons for f in p.floors if not f.holds]
 
     @computed_field
@@ -331,9 +220,8 @@ def unverified(paths: RunPaths, trusted: dict) -> list[str]:
 def compare_labels(baseline: str | Path, candidate: str | Path, results: Path = Path("results"),
                    allow_drift: bool = False, allow_unsigned: bool = False,
                    trusted: dict | None = None) -> CompareReport:
-    """Resolve and verify both labels, check comparability, and compare every paired case x arm."""
-    b_paths, c_paths = resolve_label(baseline, results), resolve_label(candidate, results)
-    base, cand = load_groups(b_paths), load_groups(c_paths)
+    """Resolve and verify both sides (a label, or LABEL:ARM), check comparability, compare every paired case x arm."""
+    (b_paths, base), (c_paths, cand) = load_side(baseline, results), load_side(candidate, results)
     pairs, warnings = pair_arms(base, cand)
     if not pairs:
         raise UsageError(f"{b_paths.dir} and {c_paths.dir} share no case x arm — compare two runs of the same cases")

@@ -20,7 +20,8 @@ def tables(report: CompareReport) -> list[Table]:
     rates = Table("case", "arm", "baseline", "candidate", "Δ [paired 95% CI]", "McNemar p (pairs)",
                   title="pass rate over PASS+FAIL [Wilson 95%]")
     metrics = Table("case", "arm", "metric", "baseline", "candidate", "Δ%", title="median (min–max), valid trials")
-    floors = Table("case", "arm", "metric", "baseline worst", "candidate worst", "floor", title="guardrail floor")
+    floors = Table("case", "arm", "metric", "better", "baseline worst", "candidate worst", "floor",
+                   title="guardrail floor")
     for p in report.comparisons:
         rates.add_row(p.case, p.arm, _rate(p.baseline), _rate(p.candidate), _delta(p),
                       f"{p.mcnemar_p:.3g} ({p.pairs})")
@@ -28,7 +29,7 @@ def tables(report: CompareReport) -> list[Table]:
             change = "—" if m.change_pct is None else f"{m.change_pct:+.1f}%"
             metrics.add_row(p.case, p.arm, m.metric, _spread(m.baseline), _spread(m.candidate), change)
         for f in p.floors:
-            floors.add_row(p.case, p.arm, f.metric, _num(f.baseline_worst), _num(f.candidate_worst),
+            floors.add_row(p.case, p.arm, f.metric, f.direction, _num(f.baseline_worst), _num(f.candidate_worst),
                            "holds" if f.holds else "[red]BROKEN[/]")
     return [rates, metrics, floors]
 

@@ -258,8 +258,9 @@ def guardrail_floor(
     """
     base = [v for v in baseline if not math.isnan(v)]
     cand = [v for v in candidate if not math.isnan(v)]
+    direction = "higher" if higher_is_better else "lower"
     if not base or not cand:
-        return FloorRow(metric=metric, baseline_worst=None, candidate_worst=None, holds=True)
+        return FloorRow(metric=metric, baseline_worst=None, candidate_worst=None, holds=True, direction=direction)
     worst = min if higher_is_better else max
     base_worst = float(worst(base))
     cand_worst = float(worst(cand))
@@ -267,4 +268,5 @@ def guardrail_floor(
         holds = cand_worst >= base_worst
     else:
         holds = cand_worst <= base_worst
-    return FloorRow(metric=metric, baseline_worst=base_worst, candidate_worst=cand_worst, holds=holds)
+    return FloorRow(metric=metric, baseline_worst=base_worst, candidate_worst=cand_worst, holds=holds,
+                    direction=direction)

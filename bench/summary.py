@@ -51,6 +51,19 @@ def quality(result: TrialResult) -> dict[str, float]:
     return metrics
 
 
+def directions(results: list[TrialResult]) -> dict[str, str]:
+    """Quality metric name (as ``quality`` names it) -> higher or lower, as the checks declared it.
+
+    A metric no check gave a direction for is higher-is-better (pass, recalls); a check
+    that declares both for one name would be a grader bug, and the last one read wins.
+    """
+    found: dict[str, str] = {}
+    for result in results:
+        for check in result.checks:
+            found.update({f"{check.name}/{key}": way for key, way in check.directions.items()})
+    return found
+
+
 def _check_tallies(results: list[TrialResult]) -> list[CheckTally]:
     """Pass counts over every trial that ran the check; its metrics over valid trials only."""
     names = list(dict.fromkeys(check.name for r in results for check in r.checks))

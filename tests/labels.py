@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bench.attest import sign_label
 from bench.keys import load_or_create
-from bench.models import ArmSpec, CaseInputs, RunOptions, RunRecord, TrialResult
+from bench.models import ArmSpec, CaseInputs, Provenance, RunOptions, RunRecord, TrialResult
 from bench.paths import RunPaths
 from bench.record import write_manifest
 from bench.run import write_summary
@@ -31,16 +31,22 @@ def seal(label: Path, wheel: str = "w1", run_id: str = "r") -> RunPaths:
     """Manifests, harness wheel, run.json and summary.json for the trials under ``label``, then sign it."""
     paths = RunPaths(label)
     cases: dict[str, dict[str, ArmSpec]] = {}
+    plugins: dict[str, dict[str, str]] = {}  # case -> arm -> the first trial's packed plugin, as a run records it
     trials = 0
     for trial in paths.trials():
         result = TrialResult.model_validate_json(trial.result.read_text())
         cases.setdefault(result.case, {})[result.arm] = ArmSpec(name=result.arm, context=result.arm,
                                                                 agent=result.agent)
+        plugin = Provenance.model_validate_json(trial.provenance.read_text()).plugin \
+            if trial.provenance.is_file() else None
+        if plugin:
+            plugins.setdefault(result.case, {}).setdefault(result.arm, plugin.tarball_sha256)
         trials = max(trials, result.trial)
         write_manifest(trial)
     paths.harness_dir.mkdir(exist_ok=True)
     (paths.harness_dir / "hermetic_bench-0.1.0-py3-none-any.whl").write_bytes(WHEEL_PREFIX + wheel.encode())
-    inputs = {case: CaseInputs(visible_hash="sha256:v1", goldens_hash="sha256:g", images={}, arms=list(arms.values()))
+    inputs = {case: CaseInputs(visible_hash="sha256:v1", goldens_hash="sha256:g", images={}, arms=list(arms.values()),
+                               plugins=plugins.get(case, {}))
               for case, arms in cases.items()}
     run = RunRecord(label=paths.label, harness_version="0.1.0", wheel_sha256=wheel_digest(wheel),
                     options=RunOptions(agent="oracle"), arms=[], trials=trials, run_ids=[run_id], cases=inputs)

@@ -19,7 +19,9 @@ from click.testing import CliRunner
 
 from bench.cli import cli
 from bench.compare import compare_labels
-from bench.models import AgentRecord, CaseRecord, CheckResult, EngineRecord, HarnessRecord, ImageRecord, Limits, Provenance, TrialResult, Verdict
+from bench.errors import UsageError
+from bench.models import (AgentRecord, CaseRecord, CheckResult, EngineRecord, HarnessRecord, ImageRecord, Limits,
+                          PluginRecord, Provenance, TrialResult, Verdict)
 from bench.stat_models import Summary
 from bench.paths import RunPaths
 from bench.run import write_summary
@@ -32,8 +34,8 @@ WHEN = datetime(2026, 1, 1, tzinfo=timezone.utc)
 def write_trial(label: Path, n: int, verdict: str = "PASS", *, case: str = "c", arm: str = "default",
                 recall: float | None = None, usage: dict[str, float] | None = None, wall: float = 10.0,
                 goldens: str = "sha256:g1", grader: str = "sha256:grader1", grader_digest: str | None = None,
-                seat: str = "none",
-                wheel: str = "w1", provenance: bool = True) -> None:
+                seat: str = "none", false_positives: float | None = None, plugin: str | None = None,
+                fixture: str | None = None, wheel: str = "w1", provenance: bool = True) -> None:
     """One trial folder as `bench run` lays it out; keyword arguments set what a test varies."""
     paths = RunPaths(label).trial(case, arm, n)
     paths.dir.mkdir(parents=True, exist_ok=True)
@@ -44,6 +46,10 @@ def write_trial(label: Path, n: int, verdict: str = "PASS", *, case: str = "c", 
             CheckResult(name="gate", kind="command", gating=False, passed=True,
                         metrics={} if recall is None else {"recall": recall}),
         ]
+        if false_positives is not None:  # a weed check: recall held at 1, false positives lower-is-better
+            checks.append(CheckResult(name="weed", kind="allium-weed", gating=True, passed=verdict == "PASS",
+                                      metrics={"divergence_recall": 1.0, "false_positive_count": false_positives},
+                                      directions={"divergence_recall": "higher", "false_positive_count": "lower"}))
     result = TrialResult(
         run_id="r", label=label.name, case=case, arm=arm, trial=n, agent="oracle", verdict=Verdict(verdict),
         checks=checks, phases={"agent": wall - 1.0, "grade": 1.0}, usage=usage or {}, started_at=WHEN,
@@ -53,7 +59,9 @@ def write_trial(label: Path, n: int, verdict: str = "PASS", *, case: str = "c", 
         return
     record = Provenance(
         harness=HarnessRecord(version="0.1.0", git_sha=None, dirty=False, wheel_sha256=wheel_digest(wheel)),
-        case=CaseRecord(id=case, visible_hash="sha256:v1", goldens_hash=goldens),
+        case=CaseRecord(id=case, visible_hash="sha256:v1", goldens_hash=goldens, fixture="courier" if fixture else None,
+                        fixture_hash=fixture),
+        plugin=PluginRecord(origin=f"/p/{arm}", tarball_sha256=plugin, files=1) if plugin else None,
         arm=arm, images={"grader": ImageRecord(name="base", tag="bench/base:1", id=grader, content_digest=grader_digest)},
         agent=AgentRecord(name="oracle", version="0.1.0"), seat={"class": seat},
         engine=EngineRecord("24.0", "1.43"), limits=Limits(), command_line=["bench"], recorded_at=WHEN,
@@ -280,3 +288,67 @@ def test_label_without_trials_exits_2(tmp_path: Path):
     done = _bench("compare", "base", "empty", "--results", str(tmp_path))
     assert done.returncode == 2
     assert "holds no trial results" in " ".join(done.stderr.split())
+
+
+# --- metric directions, arms of one label, fixtures and plugin checkouts (issue 13) ---
+
+
+def test_a_lower_is_better_metric_breaks_when_the_candidates_worst_rises(tmp_path: Path):
+    """The seed's weed guardrail: the candidate's worst false-positive count may not exceed the baseline's worst."""
+    write_label(tmp_path, "base", ["PASS"] * 3, false_positives=[0.0, 1.0, 0.0])
+    write_label(tmp_path, "cand", ["PASS"] * 3, false_positives=[0.0, 0.0, 1.0])
+    held = invoke("base", "cand", "--results", str(tmp_path), "--json")
+    assert held.exit_code == 0, held.output
+    write_label(tmp_path, "worse", ["PASS", "PASS", "FAIL"], false_positives=[0.0, 0.0, 2.0])
+    result = invoke("base", "worse", "--results", str(tmp_path), "--json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1
+    assert "c/default: weed/false_positive_count — candidate worst 2 is above baseline worst 1" in report["broken"]
+    floors = {f["metric"]: f for f in report["comparisons"][0]["floors"]}
+    assert floors["weed/false_positive_count"]["direction"] == "lower"
+    assert floors["weed/divergence_recall"] == {"metric": "weed/divergence_recall", "baseline_worst": 1.0,
+                                                "candidate_worst": 1.0, "holds": True, "direction": "higher"}
+
+
+def test_fewer_false_positives_than_the_baseline_hold(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3, false_positives=1.0)
+    write_label(tmp_path, "cand", ["PASS"] * 3, false_positives=0.0)
+    assert compare_labels(tmp_path / "base", tmp_path / "cand").exit_code == 0
+
+
+def _two_arms(tmp_path: Path, name: str, base: dict, cand: dict) -> Path:
+    label = tmp_path / name
+    for n in (1, 2, 3):  # interleaved, as a run writes them; a list-valued kwarg gives one value per trial
+        for arm, kwargs in (("base", base), ("cand", cand)):
+            write_trial(label, n, arm=arm, **{k: v[n - 1] if isinstance(v, list) else v for k, v in kwargs.items()})
+    seal(label)
+    return label
+
+
+def test_two_arms_of_one_label_compare_as_label_colon_arm(tmp_path: Path):
+    _two_arms(tmp_path, "ab", {"plugin": "a" * 64, "false_positives": 0.0}, {"plugin": "b" * 64, "false_positives": 1.0})
+    result = invoke("ab:base", "ab:cand", "--results", str(tmp_path), "--json")
+    report = json.loads(result.stdout)
+    pair = report["comparisons"][0]
+    assert (pair["baseline_arm"], pair["candidate_arm"], pair["pairs"]) == ("base", "cand", 3)
+    assert result.exit_code == 1 and report["drift"] == []  # other plugins per arm are the experiment, not drift
+    assert report["broken"] == ["c/base→cand: weed/false_positive_count — candidate worst 1 is above baseline worst 0"]
+    with pytest.raises(UsageError, match="ab has no arm 'nope'; its arms are base, cand"):
+        compare_labels("ab:base", "ab:nope", tmp_path)
+
+
+def test_an_arm_whose_trials_had_different_checkouts_is_drift(tmp_path: Path):
+    _two_arms(tmp_path, "mixed", {"plugin": "a" * 64}, {"plugin": ["b" * 64, "b" * 64, "c" * 64]})
+    report = compare_labels("mixed:base", "mixed:cand", tmp_path, allow_unsigned=True)
+    assert [str(d) for d in report.drift] == [
+        f"c/cand: plugin checkout within the candidate's arm differs — baseline (not mixed); "
+        f"candidate {'b' * 64}, {'c' * 64}"]
+    assert report.exit_code == 3
+    assert any("plugin.tarball_sha256" in line for line in report.unverified)  # run.json records one checkout
+
+
+def test_fixture_drift_is_named(tmp_path: Path):
+    write_label(tmp_path, "base", ["PASS"] * 3, fixture="sha256:f1")
+    write_label(tmp_path, "cand", ["PASS"] * 3, fixture="sha256:f2")
+    report = compare_labels(tmp_path / "base", tmp_path / "cand")
+    assert [str(d) for d in report.drift] == ["c: fixture_hash differs — baseline sha256:f1; candidate sha256:f2"]

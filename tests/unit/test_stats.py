@@ -340,9 +340,10 @@ def test_floor_one_trial_below_breaks():
 def test_floor_lower_is_better():
     # worst = max; candidate worst 12 <= baseline worst 12 holds, 13 breaks
     ok = guardrail_floor("seconds", [10.0, 12.0], [11.0, 12.0], higher_is_better=False)
-    assert ok == FloorRow(metric="seconds", baseline_worst=12.0, candidate_worst=12.0, holds=True)
+    assert ok == FloorRow(metric="seconds", baseline_worst=12.0, candidate_worst=12.0, holds=True, direction="lower")
     bad = guardrail_floor("seconds", [10.0, 12.0], [5.0, 13.0], higher_is_better=False)
-    assert bad == FloorRow(metric="seconds", baseline_worst=12.0, candidate_worst=13.0, holds=False)
+    assert bad == FloorRow(metric="seconds", baseline_worst=12.0, candidate_worst=13.0, holds=False,
+                           direction="lower")
     # a smaller minimum is irrelevant when lower is better
     better = guardrail_floor("seconds", [10.0, 12.0], [1.0, 2.0], higher_is_better=False)
     assert better.holds

@@ -1,0 +1,174 @@
+"""What `bench compare` compares, and whether it may: each side's trials loaded, then every drift between them.
+
+A side is a label, or one arm of a label (``LABEL:ARM``), so two arms run
+interleaved in one invocation (``--arm base=plugin:A --arm cand=plugin:B``) compare
+with each other. Comparability is proven from provenance: for every case both sides
+share, the case, fixture and goldens hashes, the grader image's content, the harness
+and the seat class must agree. Within a side, one arm's trials must all have had the
+same plugin checkout (by its packed SHA-256): an arm whose checkout changed between
+its trials measures two things at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .errors import RecordError, UsageError
+from .models import Provenance, TrialResult
+from .paths import RunPaths
+from .readback import read_record, rerun_fix
+
+MISSING = "(no provenance.json)"
+
+
+# --- loading ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Trial:
+    result: TrialResult
+    provenance: Provenance | None
+
+
+Groups = dict[str, dict[str, list[Trial]]]
+"""case -> arm -> trials in trial-number order."""
+
+
+def resolve_label(name: str | Path, results: Path) -> RunPaths:
+    """A label folder given as a path, or as a label name under the results folder."""
+    for folder in (Path(name), results / name):
+        if folder.is_dir():
+            return RunPaths(folder.resolve())
+    raise UsageError(
+        f"{name}: no such label folder (looked at {Path(name)} and {results / name}) — pass a label "
+        f"folder such as results/<label>, or a label name with --results set to the folder holding it"
+    )
+
+
+def load_side(text: str | Path, results: Path) -> tuple[RunPaths, Groups]:
+    """One side of a comparison: a label (folder or name), or ``LABEL:ARM`` for one arm of it.
+
+    A folder that exists wins over the ARM reading, so a path holding ':' still names a label.
+    """
+    label, arm = str(text), None
+    if not (Path(label).is_dir() or (results / label).is_dir()) and ":" in label:
+        label, arm = label.rsplit(":", 1)
+    paths = resolve_label(label, results)
+    groups = load_groups(paths)
+    if arm is None:
+        return paths, groups
+    chosen = {case: {arm: arms[arm]} for case, arms in groups.items() if arm in arms}
+    if not chosen:
+        known = sorted({name for arms in groups.values() for name in arms})
+        raise UsageError(f"{paths.dir} has no arm {arm!r}; its arms are {', '.join(known)} (LABEL:ARM picks one)")
+    return paths, chosen
+
+
+def load_groups(paths: RunPaths) -> Groups:
+    """Every trial of a label, grouped; a missing or unreadable provenance.json becomes None (drift)."""
+    trials = paths.trials()
+    if not trials:
+        raise UsageError(
+            f"{paths.dir} holds no trial results (<case>/<arm>/trial-<n>/result.json) — "
+            f"pass a label folder, not the results root or a single trial"
+        )
+    groups: Groups = {}
+    for trial in trials:
+        try:
+            result = read_record(trial.result, TrialResult, rerun_fix(trial))
+        except RecordError:
+            continue  # unverified() names it, and the comparison is refused unless --allow-unsigned
+        try:
+            provenance = read_record(trial.provenance, Provenance, "")
+        except (OSError, RecordError):
+            provenance = None
+        groups.setdefault(result.case, {}).setdefault(result.arm, []).append(Trial(result, provenance))
+    for arms in groups.values():
+        for trials_of_arm in arms.values():
+            trials_of_arm.sort(key=lambda t: t.result.trial)
+    return groups
+
+
+# --- comparability ---------------------------------------------------------------------
+
+
+class Drift(BaseModel):
+    """One fact that differs between the sides (or within one), with every value seen."""
+
+    where: str
+    field: str
+    baseline: list[str]
+    candidate: list[str]
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.field} differs — baseline {', '.join(self.baseline)}; " \
+               f"candidate {', '.join(self.candidate)}"
+
+
+Getter = Callable[[Provenance], str]
+
+
+def grader_content(provenance: Provenance) -> str:
+    """The grader image as comparability sees it: by content digest, by ID only where none was recorded.
+
+    Two machines build the same content under different image IDs (Dockerfile builds
+    stamp times), and that grades alike; comparing IDs refused every cross-machine
+    comparison (issue 12). Content that differs is drift, named by image and digest.
+    """
+    image = provenance.images.get("grader")
+    if image is None:
+        return "(none recorded)"
+    return f"{image.name} {image.content_digest}" if image.content_digest else f"{image.name} id {image.id}"
+
+
+CASE_FACTS: dict[str, Getter] = {
+    "visible_hash": lambda p: p.case.visible_hash,
+    "fixture_hash": lambda p: p.case.fixture_hash or "(no fixture)",
+    "goldens_hash": lambda p: p.case.goldens_hash,
+    "grader image content": grader_content,
+    "seat class": lambda p: p.seat.get("class", "(none recorded)"),
+}
+HARNESS_FACTS: dict[str, Getter] = {
+    "harness version": lambda p: p.harness.version,
+    "harness wheel_sha256": lambda p: p.harness.wheel_sha256,
+}
+
+
+def find_drift(base: Groups, cand: Groups, cases: list[str]) -> list[Drift]:
+    """Every comparability difference over the shared cases: per case, then the harness once, then any arm
+    whose trials had different plugin checkouts."""
+    drift = [d for case in cases for d in _differences(case, CASE_FACTS, _flat(base, [case]), _flat(cand, [case]))]
+    drift += _differences("harness", HARNESS_FACTS, _flat(base, cases), _flat(cand, cases))
+    return drift + _mixed_checkouts("baseline", base, cases) + _mixed_checkouts("candidate", cand, cases)
+
+
+def _flat(groups: Groups, cases: list[str]) -> list[Trial]:
+    return [trial for case in cases for trials in groups[case].values() for trial in trials]
+
+
+def _differences(where: str, getters: dict[str, Getter], base: list[Trial], cand: list[Trial]) -> list[Drift]:
+    """A fact drifts when the sides' values differ, a side mixes values, or provenance is missing."""
+    drift = []
+    for name, get in getters.items():
+        seen = [sorted({get(t.provenance) if t.provenance else MISSING for t in side}) for side in (base, cand)]
+        if seen[0] != seen[1] or any(len(values) > 1 or MISSING in values for values in seen):
+            drift.append(Drift(where=where, field=name, baseline=seen[0], candidate=seen[1]))
+    return drift
+
+
+def _mixed_checkouts(side: str, groups: Groups, cases: list[str]) -> list[Drift]:
+    """An arm whose trials got different plugin checkouts (by packed SHA-256) measures two things at once."""
+    drift = []
+    for case in cases:
+        for arm, trials in sorted(groups[case].items()):
+            seen = sorted({t.provenance.plugin.tarball_sha256 if t.provenance and t.provenance.plugin
+                           else "(no plugin)" for t in trials})
+            if len(seen) > 1:
+                mixed, other = (seen, ["(not mixed)"]) if side == "baseline" else (["(not mixed)"], seen)
+                drift.append(Drift(where=f"{case}/{arm}", field=f"plugin checkout within the {side}'s arm",
+                                   baseline=mixed, candidate=other))
+    return drift
