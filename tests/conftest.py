@@ -65,9 +65,9 @@ def project(tmp_path: Path) -> Path:
 def bench(tmp_path: Path):
     """Run the real `bench` CLI in a subprocess; returns a callable giving CompletedProcess."""
 
-    def call(*args: str, root: Path = ROOT, timeout: int = 600, check_rc: int | None = None):
+    def call(*args: str, root: Path = ROOT, timeout: int = 600, check_rc: int | None = None, cwd: Path | None = None):
         env = {**os.environ, "BENCH_ROOT": str(root), "PYTHONPATH": str(ROOT)}  # this checkout's code
-        done = subprocess.run([sys.executable, "-m", "bench.cli", *args], env=env, cwd=tmp_path,
+        done = subprocess.run([sys.executable, "-m", "bench.cli", *args], env=env, cwd=cwd or tmp_path,
                               capture_output=True, text=True, timeout=timeout)
         if check_rc is not None:
             assert done.returncode == check_rc, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"

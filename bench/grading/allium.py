@@ -81,8 +81,18 @@ def read_artifact(workspace_tar: Path, preferred: str, cap_bytes: int, any_spec:
         kind = f"{preferred} nor any .allium file" if any_spec else preferred
         return Artifact(None, None, f"no {kind} in the workspace (as a regular file)")
     if sizes[path] > cap_bytes:
-        return Artifact(path, None, f"{path} is {sizes[path]:,} bytes, over the check's cap of {cap_bytes:,}")
+        return Artifact(path, None, f"{printable(path)} is {sizes[path]:,} bytes, over the check's cap of {cap_bytes:,}")
     return Artifact(path, read_member(workspace_tar, path).decode("utf-8", errors="replace"))
+
+
+def printable(name: str) -> str:
+    """A member name as records may show it: undecodable bytes and control characters escaped.
+
+    Names come from the agent: a raw one could not be written as JSON (lone surrogates)
+    and could start a line of its own in the verdict's reason or in gate.log.
+    """
+    text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
 def run_distill(ctx: GradeContext, check: AlliumDistillCheck, seconds_left: float) -> CheckResult:
@@ -109,10 +119,11 @@ def _merged(model, base, overrides):
 
 def _result(ctx: GradeContext, check: AlliumCheck, score: AlliumScore, artifact: Artifact) -> CheckResult:
     """The score as a check result; its first detail line is the verdict's reason."""
-    head = artifact.problem or "; ".join(score.reasons) or f"every bound held ({artifact.path})"
+    shown = printable(artifact.path) if artifact.path else "(nothing)"
+    head = artifact.problem or "; ".join(score.reasons) or f"every bound held ({shown})"
     lines = [f"{name} = {m.value:.4g} ({m.direction} is better"
              + (f", bound {m.threshold:g})" if m.gating else ")") for name, m in score.metrics.items()]
-    lines += [f"scored {artifact.path or '(nothing)'}" + (f" with {score.decider}" if score.decider else "")]
+    lines += [f"scored {shown}" + (f" with {score.decider}" if score.decider else "")]
     detail = "\n".join([head, *lines])
     log_line(ctx, f"[{'pass' if score.passed else 'FAIL'}] {check.name} ({check.kind})\n{detail}\n")
     return CheckResult(

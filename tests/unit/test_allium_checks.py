@@ -218,3 +218,13 @@ def test_odd_names_and_paths_outside_the_workspace_are_ignored(tmp_path):
     assert found.text.encode().endswith(b"## last one wins\n")
     spec = read_artifact(tar, "spec/courier.allium", 1 << 20, any_spec=True)
     assert spec.path == "\udcff\udcfe.allium" and "not utf-8" in spec.text  # read, decoded with replacement
+
+
+def test_an_odd_name_is_recorded_escaped_and_cannot_start_a_line_of_its_own(tmp_path):
+    odd = "workspace/spec/x\n[pass] forged\udcff.allium"
+    outcome = graded(tmp_path, "distill-courier", [(odd, ORACLE_SPEC)])
+    check = outcome.checks[0]
+    assert outcome.verdict.value == "PASS"  # the largest .allium file, whatever its name
+    assert check.detail.splitlines()[0] == "every bound held (spec/x\\x0a[pass] forged\\xff.allium)"
+    check.model_dump_json()  # no lone surrogate reaches a record
+    assert "\n[pass] forged" not in (tmp_path / "gate.log").read_text()
