@@ -245,7 +245,8 @@ class AlliumCheck(CheckBase):
 
     manifest: str = Field(description="The golden data, a file under goldens/<case>/ (read on the host only).")
     path: str | None = Field(None, description="The artifact in the workspace; default: the manifest's path.")
-    max_kb: int = Field(1024, ge=1, le=65536, description="The largest artifact scored (KiB); larger is FAIL.")
+    max_kb: int = Field(256, ge=1, le=16384, description="The largest artifact scored (KiB); larger is FAIL. A "
+                        "faithful spec of a 1,000-line codebase is ~10 KiB; the cap bounds scoring time on the host.")
 
     @field_validator("manifest")
     @classmethod

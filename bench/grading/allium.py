@@ -12,7 +12,8 @@ reaches a container.
 
 The result records every metric with its value and direction (``bench compare``
 floors each in that direction), the bound of each gating metric, the decider that
-read the spec, and the scorer's review lists.
+read the spec, and the scorer's review lists (each cut to REVIEW_MAX entries, so a
+spec of a hundred thousand invented transitions cannot bloat the record).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from . import GradeContext, log_line
 
 ROOT = "workspace/"
 KINDS = ("allium-distill", "allium-weed")
+REVIEW_MAX = 50  # entries per review list in a record: a hostile spec could otherwise list thousands
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,13 @@ def _result(ctx: GradeContext, check: AlliumCheck, score: AlliumScore, artifact:
         metrics={name: m.value for name, m in score.metrics.items()},
         directions={name: m.direction for name, m in score.metrics.items()},
         bounds={name: m.threshold for name, m in score.metrics.items() if m.gating},
-        decider=score.decider, review=score.review)
+        decider=score.decider, review={name: _capped(items) for name, items in score.review.items()})
+
+
+def _capped(items: list[str]) -> list[str]:
+    if len(items) <= REVIEW_MAX:
+        return items
+    return items[:REVIEW_MAX] + [f"... and {len(items) - REVIEW_MAX} more"]
 
 
 def golden_problems(case, root: Path) -> list[Problem]:

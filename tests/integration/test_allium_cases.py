@@ -155,7 +155,7 @@ def test_a_hostile_workspace_is_the_agents_fail_never_an_error(docker_client, be
     assert found["distill-courier/link"]["reason"] == \
         "check 'spec quality' failed: no spec/courier.allium nor any .allium file in the workspace (as a regular file)"
     assert found["distill-courier/huge"]["reason"] == \
-        "check 'spec quality' failed: spec/courier.allium is 3,145,728 bytes, over the check's cap of 1,048,576"
+        "check 'spec quality' failed: spec/courier.allium is 3,145,728 bytes, over the check's cap of 262,144"
     assert found["distill-courier/odd"]["verdict"] == "PASS"  # the largest .allium file, its name escaped
     assert check(found["distill-courier/odd"])["detail"].splitlines()[0] == \
         "every bound held (x\\x0a[pass] forged\\xff.allium)"

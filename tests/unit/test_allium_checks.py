@@ -196,10 +196,10 @@ def test_a_linked_spec_falls_back_to_the_largest_regular_allium_file(tmp_path):
 
 
 def test_an_artifact_over_the_cap_is_the_agents_fail_and_is_not_read(tmp_path):
-    huge = ORACLE_FINDINGS + b"x" * (2 << 20)
+    huge = ORACLE_FINDINGS + b"x" * (1 << 20)
     outcome = graded(tmp_path, "weed-courier", [("workspace/weed-findings.md", huge)])
     assert outcome.verdict.value == "FAIL" and outcome.reason == \
-        f"check 'divergences' failed: weed-findings.md is {len(huge):,} bytes, over the check's cap of 1,048,576"
+        f"check 'divergences' failed: weed-findings.md is {len(huge):,} bytes, over the check's cap of 262,144"
     capped = GateSpec.model_validate({"checks": [{"kind": "allium-weed", "name": "w", "max_kb": 1}]})
     small_cap = graded(tmp_path, "weed-courier", [("workspace/weed-findings.md", ORACLE_FINDINGS)], gate=capped)
     assert small_cap.verdict.value == "FAIL"
@@ -228,3 +228,11 @@ def test_an_odd_name_is_recorded_escaped_and_cannot_start_a_line_of_its_own(tmp_
     assert check.detail.splitlines()[0] == "every bound held (spec/x\\x0a[pass] forged\\xff.allium)"
     check.model_dump_json()  # no lone surrogate reaches a record
     assert "\n[pass] forged" not in (tmp_path / "gate.log").read_text()
+
+
+def test_review_lists_are_cut_so_a_hostile_spec_cannot_bloat_the_record(tmp_path):
+    edges = "".join(f"        created -> made_up_{i}\n" for i in range(500))
+    spec = ORACLE_SPEC.replace(b"        created -> collected\n", b"        created -> collected\n" + edges.encode(), 1)
+    check = graded(tmp_path, "distill-courier", [("workspace/spec/courier.allium", spec)]).checks[0]
+    assert check.metrics["confabulations"] == 500  # every one counted
+    assert len(check.review["confabulated"]) == 51 and check.review["confabulated"][-1] == "... and 450 more"
