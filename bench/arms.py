@@ -1,11 +1,14 @@
 """Arms: `--arm NAME=SPEC` parsed into ArmSpec, and resolved against each case.
 
 SPEC is a comma-separated list of ``key:value`` items — ``context:bare``,
-``agent:null``, ``model:NAME``, ``plugin:PATH`` (a plugin checkout, bench/plugin.py)
-— or empty, in which case the arm uses the case's context folder of the same name.
-Without any ``--arm``, each case runs its own arms. Everything an arm varies is
-recorded in provenance, so two labels can be compared. A plugin path is made
-absolute here, so run.json names the checkout wherever the run was started.
+``agent:null``, ``model:NAME``, ``plugin:PATH`` (a plugin checkout, bench/plugin.py),
+``subject:PATH|GIT_URL@COMMIT`` (what --subject takes, for this arm only,
+bench/arm_inputs.py) — or empty, in which case the arm uses the case's context folder
+of the same name. Without any ``--arm``, each case runs its own arms. Everything an
+arm varies is recorded in provenance, so two labels can be compared. Plugin and
+subject paths are made absolute here, so run.json names the checkout wherever the run
+was started; a subject that is no path must read as GIT_URL@COMMIT here, before
+anything is built.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from pydantic import ValidationError
 from .cases import Case
 from .errors import UsageError
 from .models import ArmSpec
+from .subject import git_source
 
-KEYS = {"context", "agent", "agent_cmd", "model", "plugin"}
+KEYS = {"context", "agent", "agent_cmd", "model", "plugin", "subject"}
 
 
 def parse_arm(text: str) -> ArmSpec:
@@ -29,11 +33,21 @@ def parse_arm(text: str) -> ArmSpec:
         key, sep, value = item.partition(":")
         if not sep or key not in KEYS:
             raise UsageError(f"--arm {text!r}: {item!r} is not KEY:VALUE with KEY one of {', '.join(sorted(KEYS))}")
-        fields[key] = str(Path(value).expanduser().resolve()) if key == "plugin" and value else value
+        fields[key] = _source(text, value) if key == "subject" and value else \
+            str(Path(value).expanduser().resolve()) if key == "plugin" and value else value
     try:
         return ArmSpec.model_validate(fields)
     except ValidationError as exc:
         raise UsageError(f"--arm {text!r}: {exc.errors()[0]['msg']}") from None
+
+
+def _source(text: str, value: str) -> str:
+    """A subject source: an existing path made absolute, else GIT_URL@COMMIT (checked, kept as given)."""
+    path = Path(value).expanduser()
+    if path.exists():
+        return str(path.resolve())
+    git_source(value, f"--arm {text!r}: subject")
+    return value
 
 
 def arms_for(case: Case, specs: list[ArmSpec]) -> list[ArmSpec]:

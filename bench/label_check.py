@@ -6,7 +6,7 @@ trials. So a label is checked against what it says about itself: its signed
 attestation (bench/attest.py) lists every file; run.json names its cases, arms,
 trials and run ids, so the set of trial folders and what each result.json says about
 itself (label, run id, case, arm, agent, trial number) must agree with it, and each
-provenance.json its case, arm, wheel and plugin checkout; summary.json
+provenance.json its case, arm, wheel, plugin checkout and subject tarball; summary.json
 must equal the one recomputed from the trials; the wheel must hash as recorded; and
 each image's tag must still be the one images/ derives today.
 
@@ -108,10 +108,13 @@ def _provenance_identity(where: str, run: RunRecord, trial: TrialPaths, case: st
         provenance = read_record(trial.provenance, Provenance, FIX)
     except (OSError, RecordError):
         return []  # verify names a missing or unreadable provenance.json per trial
-    recorded = run.cases[case].plugins.get(arm) if case in run.cases else None
+    inputs = run.cases.get(case)
+    plugin = inputs.plugins.get(arm) if inputs else None
+    subject = inputs.subjects.get(arm, inputs.subject_sha256) if inputs else None
     claims = {"case.id": (provenance.case.id, case), "arm": (provenance.arm, arm),
               "harness.wheel_sha256": (provenance.harness.wheel_sha256, run.wheel_sha256),
-              "plugin.tarball_sha256": (provenance.plugin.tarball_sha256 if provenance.plugin else None, recorded)}
+              "plugin.tarball_sha256": (provenance.plugin.tarball_sha256 if provenance.plugin else None, plugin),
+              "subject.tarball_sha256": (provenance.subject.tarball_sha256 if provenance.subject else None, subject)}
     return [(f"{where}/provenance.json", f"{name} {said!r} disagrees with {expected!r} (its folder or run.json)")
             for name, (said, expected) in claims.items() if said != expected]
 

@@ -162,6 +162,9 @@ class ArmSpec(Strict):
     plugin: str | None = Field(
         None, description="A plugin checkout (folder) under test: packed once per run, put read-only into the "
         "agent's container, handed to Claude Code as --plugin-dir (to any agent as $BENCH_PLUGIN_DIR).")
+    subject: str | None = Field(
+        None, description="A subject source under test (a checkout or .tgz path, or GIT_URL@COMMIT, as --subject "
+        "takes): packed once per run; this arm's trials of every case that pins a subject install it instead.")
 
     @field_validator("name")
     @classmethod
@@ -176,14 +179,19 @@ class CaseInputs(Record):
 
     visible_hash: str
     goldens_hash: str
-    images: dict[str, str] = Field(description="Image ID by role: agent, grader, agent:<cli layer>.")
+    images: dict[str, str] = Field(description="Image ID by role: agent, grader, agent:<cli layer>; an arm with its own "
+                                   "subject has its images as <role>@<arm>.")
     seat: str | None = Field(None, description="The run's --seat (or auto), for cases that render.")
-    subject_sha256: str | None = Field(None, description="The subject tarball installed, for cases with a subject.")
+    subject_sha256: str | None = Field(
+        None, description="The subject tarball installed, for cases with a subject (in the arms without their own).")
     fixture: str | None = Field(None, description="The case's fixture (fixtures/<name>/), if it has one.")
     fixture_hash: str | None = Field(None, description="Its content hash.")
     plugins: dict[str, str] = Field(
         default_factory=dict, description="Arm name -> SHA-256 of its packed plugin checkout: a checkout whose "
         "content changed refuses a resume.")
+    subjects: dict[str, str] = Field(
+        default_factory=dict, description="Arm name -> SHA-256 of the subject tarball its `subject:` packed to, for "
+        "arms with their own subject (subject_sha256 is the other arms'): a source that changed refuses a resume.")
     arms: list[ArmSpec] = Field(description="The arms this case runs, each with its agent, command, model and context "
                                 "resolved: what every trial folder <case>/<arm>/ of the label must agree with.")
 
@@ -312,6 +320,9 @@ class ImageRecord(Record):
     tag: str
     id: str
     content_digest: str | None = None
+    built_on: str | None = Field(
+        None, description="A subject's project image only: what it was built from besides the subject (its recipe "
+        "folder's digest, the parent image's content), so two project images that differ only by subject are known.")
 
 
 class AgentRecord(Record):

@@ -3,8 +3,8 @@
 A label's run.json records what its trials were run with. A label holds one
 experiment, so continuing is only honest when nothing that decides a verdict changed:
 the cases, their fixtures and goldens, the images, the harness, the arms (agents,
-commands, models, contexts, and the content of each plugin checkout, by the SHA-256
-it packed to) and every run option (timeout, turns, seat, subject, model script, agent
+commands, models, contexts, and the content of each plugin checkout and subject
+source, by the SHA-256 it packed to) and every run option (timeout, turns, seat, subject, model script, agent
 environment and network). Adding new cases, or more trials, to a label is allowed.
 
 Finished trials (a verdict about the agent) are kept; a trial whose result.json does
@@ -43,11 +43,12 @@ def differences(old: RunRecord, new: RunRecord) -> list[str]:
 
 
 def _flat(inputs: dict) -> dict[str, str | None]:
-    """images.grader, arms.cand, plugins.cand and the like, so a drift names the one role or arm that changed."""
-    images = {f"images.{role}": image for role, image in inputs.pop("images").items()}
-    plugins = {f"plugins.{arm}": sha for arm, sha in inputs.pop("plugins", {}).items()}
+    """images.grader, arms.cand, plugins.cand, subjects.cand and the like, so a drift names the one role or arm
+    that changed."""
+    named = {f"{field}.{key}": value for field in ("images", "plugins", "subjects")
+             for key, value in inputs.pop(field, {}).items()}
     arms = {f"arms.{arm['name']}": _arms([ArmSpec(**arm)]) for arm in inputs.pop("arms")}
-    return {**{key: value for key, value in inputs.items() if value is not None}, **images, **plugins, **arms}
+    return {**{key: value for key, value in inputs.items() if value is not None}, **named, **arms}
 
 
 def _arms(arms: list[ArmSpec]) -> str:

@@ -24,7 +24,8 @@ from rich.console import Console
 
 from .agents import AgentOptions, make_agent
 from .agents import agent_layer
-from .agents.layer import installed_agents, resolve_agent_images, trial_images
+from .agents.layer import trial_images
+from .arm_inputs import Found, check_subjects, recorded, resolve_arms
 from .attest import FileDigests, sign_label
 from .arms import arms_for, parse_arm
 from .cases import Case, load_case
@@ -36,8 +37,8 @@ from .hashing import sha256_file
 from .keys import SigningKey, load_or_create
 from .images import Images
 from .lock import read_lock
-from .models import (AgentRecord, ArmSpec, CaseInputs, CaseRecord, EngineRecord, ImageRecord, Limits, RunOptions, RunRecord,
-                     TrialResult, Verdict, utcnow)
+from .models import (ArmSpec, CaseInputs, CaseRecord, EngineRecord, Limits, RunOptions, RunRecord, TrialResult, Verdict,
+                     utcnow)
 from .stat_models import Summary
 from .paths import Project, RunPaths
 from .plugin import PLUGIN_DIR, Plugin, pack_arms
@@ -68,7 +69,7 @@ class RunRequest:
     concurrency: int | None = None
     command_line: list[str] = field(default_factory=lambda: list(sys.argv))
     seat: str | None = None  # --seat software|gpu
-    subject: str | None = None  # --subject PATH|GIT_URL@COMMIT, replacing the cases' pinned subject
+    subject: str | None = None  # --subject PATH|GIT_URL@COMMIT, replacing the cases' pinned subject (an arm's subject: wins)
     locked: bool = False  # --locked: refuse to run on any image that differs from the lock
     agent_options: AgentOptions = field(default_factory=AgentOptions)  # --model, --model-script, --max-turns, ...
 
@@ -116,16 +117,13 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
                          EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat, ca=ca,
                          project_root=project.root)
     try:
-        resolved = {case.id: resolve_agent_images(images, _resolve_images(images, case, subjects), list(agents.values()))
-                    for case in cases}
-        installs = {case.id: installed_agents(client, resolved[case.id]) for case in cases}
+        found = resolve_arms(images, client, cases, arm_specs, subjects, list(agents.values()))
         context.lock = check_lock(images, project, request.locked, say)
         records = {case.id: case.record() for case in cases}  # hashed once per run, not once per trial
-        run = reconcile(paths.run_record, _run_record(paths, harness, request, cases, records, arm_specs, resolved,
-                                                      subjects, plugins, context.run_id))
+        run = reconcile(paths.run_record, _run_record(paths, harness, request, cases, records, arm_specs, found,
+                                                      plugins, context.run_id))
         context.harness = _keep_wheel(paths, harness)
-        specs = _pending(paths, cases, arm_specs, agents, resolved, installs, records, request, say, subjects,
-                         plugins)
+        specs = _pending(paths, cases, arm_specs, agents, found, records, request, say, plugins)
         digests = FileDigests()  # each file is hashed once, however often the label is signed
         attest = _attester(paths, key, run.run_ids, digests)
         attest({spec.paths.dir for spec in specs})  # a crash before the first trial ends still leaves a signed label
@@ -175,20 +173,9 @@ def _validate(request: RunRequest, project: Project) -> tuple[list[Case], dict[s
         require_valid_goldens(case, project.root)  # golden data with errors would score every trial wrong
     specs = [parse_arm(text) for text in request.arms]
     read_lock(project)  # every result's level is read from it: a broken lock stops the run here, not mid-record
-    pinned = sorted({case.spec.subject for case in cases if case.spec.subject})
-    if request.subject and len(pinned) != 1:
-        raise UsageError(f"--subject replaces one pinned subject, and these cases use {pinned or 'none'}; "
-                         "run the cases of each subject separately")
-    return cases, {case.id: arms_for(case, specs) for case in cases}
-
-
-def _resolve_images(images: Images, case: Case, subjects: Subjects) -> dict[str, ImageRecord]:
-    """A case with a subject runs (and is graded) in its project image: the subject installed."""
-    if case.spec.subject is None:
-        return {"agent": images.ensure(case.spec.image), "grader": images.ensure(case.grader_image)}
-    project_image = subjects.image(case.spec.subject)
-    grader = project_image if case.gate.image is None else images.ensure(case.gate.image)
-    return {"agent": project_image, "grader": grader}
+    arm_specs = {case.id: arms_for(case, specs) for case in cases}
+    check_subjects(cases, arm_specs, request.subject)
+    return cases, arm_specs
 
 
 def _agent_options(arm: ArmSpec, request: RunRequest) -> AgentOptions:
@@ -203,14 +190,12 @@ def _with_defaults(arm: ArmSpec, request: RunRequest) -> ArmSpec:
 
 
 def _run_record(paths: RunPaths, harness, request: RunRequest, cases: list[Case], records: dict[str, CaseRecord],
-                arm_specs: dict[str, list[ArmSpec]], resolved: dict[str, dict[str, ImageRecord]],
-                subjects: Subjects, plugins: dict[str, Plugin], run_id: str) -> RunRecord:
+                arm_specs: dict[str, list[ArmSpec]], found: Found, plugins: dict[str, Plugin], run_id: str) -> RunRecord:
     entries = {
         case.id: CaseInputs(
             visible_hash=records[case.id].visible_hash, goldens_hash=records[case.id].goldens_hash,
-            images={role: image.id for role, image in resolved[case.id].items()},
             seat=(request.seat or "auto") if case.spec.seat != "none" else None,
-            subject_sha256=subjects.get(case.spec.subject).record.tarball_sha256 if case.spec.subject else None,
+            **recorded(case.id, arm_specs[case.id], found),
             fixture=records[case.id].fixture, fixture_hash=records[case.id].fixture_hash,
             plugins={arm.name: plugins[arm.name].record.tarball_sha256 for arm in arm_specs[case.id] if arm.plugin},
             arms=[_with_defaults(arm, request) for arm in arm_specs[case.id]])
@@ -236,10 +221,8 @@ def schedule(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], trials: int
     return [(case, arm, n) for n in range(1, trials + 1) for case in cases for arm in arm_specs[case.id]]
 
 
-def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSpec]], agents: dict,
-             resolved: dict[str, dict[str, ImageRecord]], installs: dict[str, dict[str, AgentRecord]],
-             records: dict[str, CaseRecord], request: RunRequest, say: Say, subjects: Subjects,
-             plugins: dict[str, Plugin]) -> list[TrialSpec]:
+def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSpec]], agents: dict, found: Found,
+             records: dict[str, CaseRecord], request: RunRequest, say: Say, plugins: dict[str, Plugin]) -> list[TrialSpec]:
     """The trials still to run: finished ones are kept, partial ones are cleared and rerun."""
     specs, kept = [], 0
     for case, arm, n in schedule(cases, arm_specs, request.trials):
@@ -249,11 +232,10 @@ def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSp
             continue
         if trial_paths.dir.exists():
             shutil.rmtree(trial_paths.dir)
-        subject = subjects.get(case.spec.subject).record if case.spec.subject else None
-        agent = agents[arm.name]
-        specs.append(TrialSpec(case, arm, n, agent, trial_images(resolved[case.id], agent), _limits(case, request),
-                               trial_paths, records[case.id], subject=subject,
-                               installed=installs[case.id].get(agent_layer(agent)), plugin=plugins.get(arm.name)))
+        agent, inputs = agents[arm.name], found[(case.id, arm.name)]
+        specs.append(TrialSpec(case, arm, n, agent, trial_images(inputs.images, agent), _limits(case, request),
+                               trial_paths, records[case.id], subject=inputs.subject,
+                               installed=inputs.installs.get(agent_layer(agent)), plugin=plugins.get(arm.name)))
     if kept:
         say(f"label {paths.label}: {kept} finished trial(s) kept, {len(specs)} to run")
     return specs

@@ -31,7 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import InfrastructureError, UsageError
-from .hashing import combine, sha256_file, short_tag
+from .hashing import combine, sha256_file, short_tag, tree_digest
 from .harness import git_state
 from .images import Images
 from .models import ImageRecord, SubjectRecord
@@ -162,11 +162,11 @@ def _from_source(name: str, override: str, ca: Path | None) -> tuple[SubjectReco
     return record, tarball
 
 
-def git_source(text: str) -> tuple[str, str]:
+def git_source(text: str, flag: str = "--subject") -> tuple[str, str]:
     """(url, commit) of GIT_URL@COMMIT, or UsageError: a URL git could read as an option never reaches git."""
     match = GIT_SPEC.match(text)
     if match is None:
-        raise UsageError(f"--subject {text!r} is neither a file, a folder, nor GIT_URL@COMMIT — GIT_URL is "
+        raise UsageError(f"{flag} {text!r} is neither a file, a folder, nor GIT_URL@COMMIT — GIT_URL is "
                          "https://, ssh://, git://, file:/// or user@host:path, COMMIT 7 to 40 hex digits")
     return match["url"], match["commit"]
 
@@ -202,7 +202,9 @@ def project_image(images: Images, subject: Subject) -> ImageRecord:
     tag = f"bench/{name}:{short_tag(key)}"
     image = images.build_once(name, tag, lambda: _build_project(images, subject, tag, parent.tag, trusted_bundle(images.ca)),
                               f" with {subject.record.origin}")
-    return ImageRecord(name=name, tag=tag, id=image.id)
+    recipe = tree_digest(images.project.image_dir(subject.image))
+    built_on = f"images/{subject.image} {recipe} on {parent.name} {parent.content_digest or f'id {parent.id}'}"
+    return ImageRecord(name=name, tag=tag, id=image.id, built_on=built_on)
 
 
 def _build_project(images: Images, subject: Subject, tag: str, parent_tag: str, ca: Path | None):
@@ -216,19 +218,26 @@ def _build_project(images: Images, subject: Subject, tag: str, parent_tag: str, 
 
 
 class Subjects:
-    """Each subject a run needs, resolved and built into its project image once per run."""
+    """Each subject a run needs, resolved and built into its project image once per run.
+
+    A subject is known by its pin and its source: an arm's ``subject:``, else the run's
+    --subject, else the pin itself. Two arms naming one source share its packing and its
+    image; each arm's own source is packed exactly once, however many trials use it.
+    """
 
     def __init__(self, project: Project, images: Images, override: str | None, ca: Path | None) -> None:
         self.project, self.images, self.override, self.ca = project, images, override, ca
-        self._subjects: dict[str, Subject] = {}
-        self._images: dict[str, ImageRecord] = {}
+        self._subjects: dict[tuple[str, str | None], Subject] = {}
+        self._images: dict[tuple[str, str | None], ImageRecord] = {}
 
-    def get(self, name: str) -> Subject:
-        if name not in self._subjects:
-            self._subjects[name] = resolve(self.project, name, self.override, self.ca)
-        return self._subjects[name]
+    def get(self, name: str, source: str | None = None) -> Subject:
+        key = (name, source or self.override)
+        if key not in self._subjects:
+            self._subjects[key] = resolve(self.project, name, key[1], self.ca)
+        return self._subjects[key]
 
-    def image(self, name: str) -> ImageRecord:
-        if name not in self._images:
-            self._images[name] = project_image(self.images, self.get(name))
-        return self._images[name]
+    def image(self, name: str, source: str | None = None) -> ImageRecord:
+        key = (name, source or self.override)
+        if key not in self._images:
+            self._images[key] = project_image(self.images, self.get(name, source))
+        return self._images[key]

@@ -32,21 +32,27 @@ def seal(label: Path, wheel: str = "w1", run_id: str = "r") -> RunPaths:
     paths = RunPaths(label)
     cases: dict[str, dict[str, ArmSpec]] = {}
     plugins: dict[str, dict[str, str]] = {}  # case -> arm -> the first trial's packed plugin, as a run records it
+    subjects: dict[str, dict[str, str]] = {}  # case -> arm -> the first trial's subject, when the arm declares one
+    shared: dict[str, str] = {}  # case -> the subject of its arms without their own
     trials = 0
     for trial in paths.trials():
         result = TrialResult.model_validate_json(trial.result.read_text())
+        provenance = Provenance.model_validate_json(trial.provenance.read_text()) if trial.provenance.is_file() else None
+        own = provenance.arm_spec.subject if provenance and provenance.arm_spec else None
         cases.setdefault(result.case, {})[result.arm] = ArmSpec(name=result.arm, context=result.arm,
-                                                                agent=result.agent)
-        plugin = Provenance.model_validate_json(trial.provenance.read_text()).plugin \
-            if trial.provenance.is_file() else None
-        if plugin:
-            plugins.setdefault(result.case, {}).setdefault(result.arm, plugin.tarball_sha256)
+                                                                agent=result.agent, subject=own)
+        if provenance and provenance.plugin:
+            plugins.setdefault(result.case, {}).setdefault(result.arm, provenance.plugin.tarball_sha256)
+        if provenance and provenance.subject:
+            where = subjects.setdefault(result.case, {}) if own else shared
+            where.setdefault(result.arm if own else result.case, provenance.subject.tarball_sha256)
         trials = max(trials, result.trial)
         write_manifest(trial)
     paths.harness_dir.mkdir(exist_ok=True)
     (paths.harness_dir / "hermetic_bench-0.1.0-py3-none-any.whl").write_bytes(WHEEL_PREFIX + wheel.encode())
     inputs = {case: CaseInputs(visible_hash="sha256:v1", goldens_hash="sha256:g", images={}, arms=list(arms.values()),
-                               plugins=plugins.get(case, {}))
+                               plugins=plugins.get(case, {}), subjects=subjects.get(case, {}),
+                               subject_sha256=shared.get(case))
               for case, arms in cases.items()}
     run = RunRecord(label=paths.label, harness_version="0.1.0", wheel_sha256=wheel_digest(wheel),
                     options=RunOptions(agent="oracle"), arms=[], trials=trials, run_ids=[run_id], cases=inputs)
