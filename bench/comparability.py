@@ -5,8 +5,15 @@ interleaved in one invocation (``--arm base=plugin:A --arm cand=plugin:B``) comp
 with each other. Comparability is proven from provenance: for every case both sides
 share, the case, fixture and goldens hashes, the grader image's content, the harness
 and the seat class must agree. Within a side, one arm's trials must all have had the
-same plugin checkout (by its packed SHA-256): an arm whose checkout changed between
-its trials measures two things at once.
+same plugin checkout and the same subject tarball (by SHA-256): an arm whose checkout
+changed between its trials measures two things at once.
+
+Subject tarballs may differ between the sides, or between arms, when the difference is
+declared: every tarball but at most one (the pin's) came from a source the user named
+(an arm's ``subject:`` or --subject). That is the experiment, not drift, so it is
+reported apart; the grader image, which for a case without a gate image of its own is
+the project image with the subject installed, is then compared by what it was built
+from besides the subject. Two different pins are undeclared drift.
 """
 
 from __future__ import annotations
@@ -138,12 +145,46 @@ HARNESS_FACTS: dict[str, Getter] = {
 }
 
 
-def find_drift(base: Groups, cand: Groups, cases: list[str]) -> list[Drift]:
-    """Every comparability difference over the shared cases: per case, then the harness once, then any arm
-    whose trials had different plugin checkouts."""
-    drift = [d for case in cases for d in _differences(case, CASE_FACTS, _flat(base, [case]), _flat(cand, [case]))]
+def grader_beside_subject(provenance: Provenance) -> str:
+    """The grader image as it is when the subjects differ by declaration: a project image by what it was built
+    from besides the subject (its ID differs with the subject, and that is the experiment), any other by content."""
+    image = provenance.images.get("grader")
+    if image is not None and image.built_on:
+        return f"{image.name} built on {image.built_on}"
+    return grader_content(provenance)
+
+
+def subject_tarball(provenance: Provenance) -> str:
+    return provenance.subject.tarball_sha256 if provenance.subject else "(no subject)"
+
+
+def find_drift(base: Groups, cand: Groups, cases: list[str]) -> tuple[list[Drift], list[Drift]]:
+    """(drift, declared): every comparability difference over the shared cases — per case, then the harness
+    once, then any arm whose trials mixed plugin checkouts or subjects — and the subject differences the
+    arms declared, which are the experiment."""
+    drift, declared = [], []
+    for case in cases:
+        b, c = _flat(base, [case]), _flat(cand, [case])
+        has_subject = any(t.provenance and t.provenance.subject for t in b + c)
+        subjects = _differences(case, {"subject tarball": subject_tarball}, b, c) if has_subject else []
+        asked = bool(subjects) and _declared(b + c)
+        (declared if asked else drift).extend(subjects)
+        facts = {**CASE_FACTS, "grader image content": grader_beside_subject} if asked else CASE_FACTS
+        drift += _differences(case, facts, b, c)
     drift += _differences("harness", HARNESS_FACTS, _flat(base, cases), _flat(cand, cases))
-    return drift + _mixed_checkouts("baseline", base, cases) + _mixed_checkouts("candidate", cand, cases)
+    for side, groups in (("baseline", base), ("candidate", cand)):
+        drift += _mixed(side, groups, cases, "plugin checkout", _plugin_tarball)
+        drift += _mixed(side, groups, cases, "subject tarball", subject_tarball)
+    return drift, declared
+
+
+def _declared(trials: list[Trial]) -> bool:
+    """Subjects differ as the user asked: one pin, and every tarball but at most one (the pin's) from a named source."""
+    if not all(t.provenance and t.provenance.subject for t in trials):
+        return False
+    subjects = [t.provenance.subject for t in trials]
+    pinned = {s.tarball_sha256 for s in subjects if s.source == "registry"}
+    return len({s.name for s in subjects}) == 1 and len(pinned) <= 1
 
 
 def _flat(groups: Groups, cases: list[str]) -> list[Trial]:
@@ -160,15 +201,18 @@ def _differences(where: str, getters: dict[str, Getter], base: list[Trial], cand
     return drift
 
 
-def _mixed_checkouts(side: str, groups: Groups, cases: list[str]) -> list[Drift]:
-    """An arm whose trials got different plugin checkouts (by packed SHA-256) measures two things at once."""
+def _plugin_tarball(provenance: Provenance) -> str:
+    return provenance.plugin.tarball_sha256 if provenance.plugin else "(no plugin)"
+
+
+def _mixed(side: str, groups: Groups, cases: list[str], what: str, get: Getter) -> list[Drift]:
+    """An arm whose trials got different checkouts or subjects (by packed SHA-256) measures two things at once."""
     drift = []
     for case in cases:
         for arm, trials in sorted(groups[case].items()):
-            seen = sorted({t.provenance.plugin.tarball_sha256 if t.provenance and t.provenance.plugin
-                           else "(no plugin)" for t in trials})
+            seen = sorted({get(t.provenance) for t in trials if t.provenance})  # a missing one is drift already
             if len(seen) > 1:
                 mixed, other = (seen, ["(not mixed)"]) if side == "baseline" else (["(not mixed)"], seen)
-                drift.append(Drift(where=f"{case}/{arm}", field=f"plugin checkout within the {side}'s arm",
+                drift.append(Drift(where=f"{case}/{arm}", field=f"{what} within the {side}'s arm",
                                    baseline=mixed, candidate=other))
     return drift

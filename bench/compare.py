@@ -6,9 +6,10 @@ trusted key, every file as signed, consistent with itself (bench/label_check.py)
 else the comparison is refused, every finding named, unless ``--allow-unsigned``.
 Then comparability (bench/comparability.py): for every case both sides share, the
 case, fixture and goldens hashes, the grader image's content digest, the harness and
-the seat class must agree, and no arm may mix plugin checkouts, or the comparison is
-refused with every difference named; ``--allow-drift`` compares anyway and still
-names them. Finally a case x arm with no valid trial on a side has nothing to judge:
+the seat class must agree, and no arm may mix plugin checkouts or subject tarballs, or
+the comparison is refused with every difference named; ``--allow-drift`` compares
+anyway and still names them. Subjects that differ as the arms declared them (``subject:``,
+--subject) are the experiment: named in the report as declared, never refused. Finally a case x arm with no valid trial on a side has nothing to judge:
 refused, never "holds".
 
 Only valid trials (PASS or FAIL) carry outcomes and metrics. ERROR is the harness's
@@ -160,6 +161,7 @@ class CompareReport(BaseModel):
     allow_unsigned: bool = False
     unverified: list[str] = []
     drift: list[Drift]
+    declared: list[Drift] = []  # subjects that differ as the arms declared them: the experiment, named, not refused
     warnings: list[str]
     comparisons: list[PairComparison]
 
@@ -194,6 +196,9 @@ class CompareReport(BaseModel):
         lines = _listed(self.unverified, self.allow_unsigned, "not verifiable", "finding", "--allow-unsigned")
         lines += _listed([str(d) for d in self.drift], self.allow_drift, "not comparable", "difference", "--allow-drift")
         lines += [f"refused: {line}" for line in self.nothing_to_judge]
+        if self.declared:
+            lines += [f"compared across {len(self.declared)} declared difference(s) (the arms' subjects under trial):",
+                      *(f"  {d}" for d in self.declared)]
         if self.refused:
             return lines
         lines += [f"guardrail broken: {b}" for b in self.broken]
@@ -225,11 +230,11 @@ def compare_labels(baseline: str | Path, candidate: str | Path, results: Path = 
     pairs, warnings = pair_arms(base, cand)
     if not pairs:
         raise UsageError(f"{b_paths.dir} and {c_paths.dir} share no case x arm — compare two runs of the same cases")
-    drift = find_drift(base, cand, sorted({case for case, _, _ in pairs}))
+    drift, declared = find_drift(base, cand, sorted({case for case, _, _ in pairs}))
     trusted = default_trust() if trusted is None else trusted
     report = CompareReport(baseline=str(b_paths.dir), candidate=str(c_paths.dir), allow_drift=allow_drift,
-                           allow_unsigned=allow_unsigned, drift=drift, warnings=warnings, comparisons=[],
-                           unverified=unverified(b_paths, trusted) + unverified(c_paths, trusted))
+                           allow_unsigned=allow_unsigned, drift=drift, declared=declared, warnings=warnings,
+                           comparisons=[], unverified=unverified(b_paths, trusted) + unverified(c_paths, trusted))
     if report.refused:
         return report
     for case, b_arm, c_arm in pairs:

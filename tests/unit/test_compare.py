@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from bench.cli import cli
 from bench.compare import compare_labels
 from bench.errors import UsageError
-from bench.models import (AgentRecord, CaseRecord, CheckResult, EngineRecord, HarnessRecord, ImageRecord, Limits,
-                          PluginRecord, Provenance, TrialResult, Verdict)
+from bench.models import (AgentRecord, ArmSpec, CaseRecord, CheckResult, EngineRecord, HarnessRecord, ImageRecord,
+                          Limits, PluginRecord, Provenance, SubjectRecord, TrialResult, Verdict)
 from bench.stat_models import Summary
 from bench.paths import RunPaths
 from bench.run import write_summary
@@ -35,7 +35,8 @@ def write_trial(label: Path, n: int, verdict: str = "PASS", *, case: str = "c", 
                 recall: float | None = None, usage: dict[str, float] | None = None, wall: float = 10.0,
                 goldens: str = "sha256:g1", grader: str = "sha256:grader1", grader_digest: str | None = None,
                 seat: str = "none", false_positives: float | None = None, plugin: str | None = None,
-                fixture: str | None = None, wheel: str = "w1", provenance: bool = True) -> None:
+                fixture: str | None = None, wheel: str = "w1", provenance: bool = True,
+                subject: SubjectRecord | None = None, built_on: str | None = None) -> None:
     """One trial folder as `bench run` lays it out; keyword arguments set what a test varies."""
     paths = RunPaths(label).trial(case, arm, n)
     paths.dir.mkdir(parents=True, exist_ok=True)
@@ -62,7 +63,10 @@ def write_trial(label: Path, n: int, verdict: str = "PASS", *, case: str = "c", 
         case=CaseRecord(id=case, visible_hash="sha256:v1", goldens_hash=goldens, fixture="courier" if fixture else None,
                         fixture_hash=fixture),
         plugin=PluginRecord(origin=f"/p/{arm}", tarball_sha256=plugin, files=1) if plugin else None,
-        arm=arm, images={"grader": ImageRecord(name="base", tag="bench/base:1", id=grader, content_digest=grader_digest)},
+        arm=arm, images={"grader": ImageRecord(name="base", tag="bench/base:1", id=grader, content_digest=grader_digest,
+                                               built_on=built_on)},
+        subject=subject, arm_spec=ArmSpec(name=arm, subject=subject.origin) if subject and subject.source != "registry"
+        else None,
         agent=AgentRecord(name="oracle", version="0.1.0"), seat={"class": seat},
         engine=EngineRecord("24.0", "1.43"), limits=Limits(), command_line=["bench"], recorded_at=WHEN,
     )
@@ -352,3 +356,55 @@ def test_fixture_drift_is_named(tmp_path: Path):
     write_label(tmp_path, "cand", ["PASS"] * 3, fixture="sha256:f2")
     report = compare_labels(tmp_path / "base", tmp_path / "cand")
     assert [str(d) for d in report.drift] == ["c: fixture_hash differs — baseline sha256:f1; candidate sha256:f2"]
+
+
+# --- subjects under trial --------------------------------------------------------------
+
+BUILT_ON = "images/tiny sha256:recipe on tiny sha256:parent"
+
+
+def subject(sha: str, source: str = "path") -> dict:
+    """What a trial of an arm with this subject records: the tarball, and the project image it was graded in."""
+    record = SubjectRecord(name="tiny", package="tiny", version="1.0.0", source=source, tarball_sha256=sha,
+                           origin=f"/src/{sha[:4]}" if source == "path" else "tiny@1.0.0")
+    return {"subject": record, "grader": f"sha256:project-with-{sha[:4]}", "built_on": BUILT_ON}
+
+
+@pytest.mark.parametrize("base_source", ["path", "registry"])
+def test_arms_with_declared_subjects_compare_and_the_difference_is_named(tmp_path: Path, base_source):
+    _two_arms(tmp_path, "ab", subject("a" * 64, base_source), subject("b" * 64))
+    report = compare_labels("ab:base", "ab:cand", tmp_path)
+    assert report.drift == [] and report.unverified == [] and report.exit_code == 0
+    assert [str(d) for d in report.declared] == [f"c: subject tarball differs — baseline {'a' * 64}; "
+                                                 f"candidate {'b' * 64}"]
+    assert "compared across 1 declared difference(s) (the arms' subjects under trial):" in report.lines()
+    _two_arms(tmp_path, "ab2", subject("a" * 64, base_source), subject("b" * 64))  # two labels, arm by arm
+    assert compare_labels(tmp_path / "ab", tmp_path / "ab2").exit_code == 0
+
+
+def test_an_arm_whose_trials_had_different_subjects_is_drift(tmp_path: Path):
+    cand = subject("b" * 64)
+    cand["subject"] = [subject("b" * 64)["subject"]] * 2 + [subject("c" * 64)["subject"]]
+    _two_arms(tmp_path, "mixed", subject("a" * 64), cand)
+    report = compare_labels("mixed:base", "mixed:cand", tmp_path, allow_unsigned=True)
+    assert f"c/cand: subject tarball within the candidate's arm differs — baseline (not mixed); candidate " \
+           f"{'b' * 64}, {'c' * 64}" in [str(d) for d in report.drift]
+    assert report.exit_code == 3
+    assert any("subject.tarball_sha256" in line for line in report.unverified)  # run.json records one tarball
+
+
+def test_two_different_pins_are_drift_not_a_declared_difference(tmp_path: Path):
+    _two_arms(tmp_path, "pins", subject("a" * 64, "registry"), subject("b" * 64, "registry"))
+    report = compare_labels("pins:base", "pins:cand", tmp_path)
+    assert [(d.where, d.field) for d in report.drift] == [("c", "subject tarball"), ("c", "grader image content")]
+    assert report.declared == [] and report.exit_code == 3
+
+
+def test_project_images_that_differ_beside_the_subject_are_drift(tmp_path: Path):
+    cand = {**subject("b" * 64), "built_on": "images/tiny sha256:recipe on tiny sha256:other-parent"}
+    _two_arms(tmp_path, "beside", subject("a" * 64), cand)
+    report = compare_labels("beside:base", "beside:cand", tmp_path)
+    assert [str(d) for d in report.drift] == [
+        f"c: grader image content differs — baseline base built on {BUILT_ON}; "
+        "candidate base built on images/tiny sha256:recipe on tiny sha256:other-parent"]
+    assert report.exit_code == 3
