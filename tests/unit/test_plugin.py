@@ -14,10 +14,9 @@ from bench.agents import AgentOptions, make_agent
 from bench.arms import parse_arm
 from bench.cases import load_case
 from bench.errors import UsageError
-from bench.models import ArmSpec, CaseInputs, RunOptions, RunRecord
+from bench.models import ArmSpec
 from bench.paths import Project
 from bench.plugin import PLUGIN_DIR, lay, pack, pack_arms
-from bench.resume import reconcile
 from bench.sandbox import SandboxSpec
 from tests.fakes import FakeEngine
 
@@ -113,15 +112,3 @@ def test_claude_code_gets_plugin_dir_and_codex_refuses_a_plugin():
     with pytest.raises(UsageError, match="codex loads no plugin directory"):
         make_agent("codex", options=AgentOptions(model_script=SCRIPTS / "hello-solve-codex.toml",
                                                  plugin_dir=PLUGIN_DIR))
-
-
-def test_a_changed_checkout_refuses_resume_naming_the_arm(tmp_path):
-    def record(sha: str) -> RunRecord:
-        inputs = CaseInputs(visible_hash="v", goldens_hash="g", images={}, plugins={"base": "b" * 64, "cand": sha},
-                            arms=[ArmSpec(name="base", plugin="/p/a"), ArmSpec(name="cand", plugin="/p/b")])
-        return RunRecord(label="l", harness_version="1", wheel_sha256="w", options=RunOptions(agent="command"),
-                         arms=[], trials=1, run_ids=["r"], cases={"distill-courier": inputs})
-
-    reconcile(tmp_path / "run.json", record("c" * 64))
-    with pytest.raises(UsageError, match=f"distill-courier plugins.cand: recorded {'c' * 64}, now {'d' * 64}"):
-        reconcile(tmp_path / "run.json", record("d" * 64))

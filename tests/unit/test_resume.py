@@ -96,3 +96,17 @@ def test_a_truncated_result_names_the_file_and_how_to_rerun_it(tmp_path):
     message = str(caught.value)
     assert message.startswith(f"{trial.result}: field '(whole file)': not valid JSON")
     assert message.endswith(f"rerun that trial: remove {trial.dir} and run the same command with --label lbl again")
+
+
+@pytest.mark.parametrize("source", ["plugin", "subject"])
+def test_a_changed_arm_source_refuses_resume_naming_the_case_and_the_arm(tmp_path, source):
+    """A plugin checkout or a subject source is known by the SHA-256 it packed to, per arm."""
+    def record(sha: str) -> RunRecord:
+        arms = [ArmSpec(name="base", **{source: "/src/a"}), ArmSpec(name="cand", **{source: "/src/b"})]
+        return _record(hello=CaseInputs(visible_hash="v", goldens_hash="h", images={}, arms=arms,
+                                        **{f"{source}s": {"base": "a" * 64, "cand": sha}}))
+
+    reconcile(tmp_path / "run.json", record("c" * 64))
+    reconcile(tmp_path / "run.json", record("c" * 64))  # unchanged: continues
+    with pytest.raises(UsageError, match=f"hello {source}s.cand: recorded {'c' * 64}, now {'d' * 64}"):
+        reconcile(tmp_path / "run.json", record("d" * 64))

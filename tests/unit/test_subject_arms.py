@@ -1,6 +1,7 @@
-"""Subject arms: `subject:` parsed, resolved per case x arm (each source packed once), recorded per arm, resumed
-only while every arm's subject is unchanged. Images are a fake here; the real engine is in
-tests/integration/test_subject_arms.py."""
+"""Subject arms: `subject:` parsed, resolved per case x arm (each source packed once), recorded per arm in run.json.
+
+Images are a fake here; the real engine is in tests/integration/test_subject_arms.py, and
+the resume refusal in tests/unit/test_resume.py (beside the plugin one)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,8 @@ from bench.arms import parse_arm
 from bench.cases import Case
 from bench.errors import UsageError
 from bench.hashing import sha256_file
-from bench.models import ArmSpec, CaseInputs, CaseSpec, ImageRecord, RunOptions, RunRecord
+from bench.models import ArmSpec, CaseInputs, CaseSpec, ImageRecord
 from bench.paths import Project
-from bench.resume import reconcile
 from bench.subject import Subjects, cache_dir
 
 
@@ -138,7 +138,7 @@ def test_the_run_wide_subject_serves_the_arms_without_their_own(pinned, tmp_path
     assert [found[("tiny-case", arm)].subject.version for arm in ("base", "cand")] == ["2.0.0", "3.0.0"]
 
 
-# --- run.json and resume ---------------------------------------------------------------
+# --- run.json (resume: tests/unit/test_resume.py) ---------------------------------------------------------------
 
 
 def test_run_json_records_each_subject_arm_by_its_tarball_and_images(pinned, tmp_path):
@@ -151,16 +151,3 @@ def test_run_json_records_each_subject_arm_by_its_tarball_and_images(pinned, tmp
     assert inputs.subject_sha256 == found[("tiny-case", "base")].subject.tarball_sha256 != sha256_file(b)
     assert sorted(inputs.images) == ["agent", "agent@cand", "grader", "grader@cand"]
     assert inputs.images["agent@cand"] != inputs.images["agent"]
-
-
-def test_a_changed_subject_refuses_resume_naming_the_case_and_the_arm(tmp_path):
-    def record(sha: str) -> RunRecord:
-        inputs = CaseInputs(visible_hash="v", goldens_hash="g", images={}, subjects={"base": "a" * 64, "cand": sha},
-                            arms=[ArmSpec(name="base", subject="/s/a"), ArmSpec(name="cand", subject="/s/b")])
-        return RunRecord(label="l", harness_version="1", wheel_sha256="w", options=RunOptions(agent="command"),
-                         arms=[], trials=1, run_ids=["r"], cases={"tiny-case": inputs})
-
-    reconcile(tmp_path / "run.json", record("c" * 64))
-    reconcile(tmp_path / "run.json", record("c" * 64))  # unchanged: continues
-    with pytest.raises(UsageError, match=f"tiny-case subjects.cand: recorded {'c' * 64}, now {'d' * 64}"):
-        reconcile(tmp_path / "run.json", record("d" * 64))
