@@ -51,14 +51,15 @@ run_options = option_set(
     results_option("Where label folders are written."),
     ca_bundle_option,
     click.option("--arm", "arms", multiple=True, metavar="NAME=SPEC",
-                 help="An arm to run, e.g. base=context:with-context or cand=context:bare,model:M (repeatable)."),
+                 help="An arm to run, e.g. base=context:with-context or cand=context:bare,model:M (repeatable); "
+                      "keys: context, agent, agent_cmd, model, plugin:PATH, subject:PATH|GIT_URL@COMMIT."),
     click.option("--concurrency", type=int, help="Trials at once (default: one per core, at most 4)."),
     click.option("--seat", type=click.Choice(["software", "gpu"]),
                  help="software: accept a software WebGPU seat (stamped on every record); gpu: give graders the "
                       "host's NVIDIA GPU. Default: software rendering, and cases that need a GPU are INCOMPLETE."),
     click.option("--subject", metavar="PATH|GIT_URL@COMMIT",
                  help="Replace the cases' pinned subject with a checkout or .tgz (PATH) or a commit; packed to a "
-                      "tarball."),
+                      "tarball. An arm's own subject: wins for that arm."),
     click.option("--locked", is_flag=True,
                  help="Refuse to run (exit 2) if any image differs from provenance/images.lock.json, like uv --locked."),
 )
