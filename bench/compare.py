@@ -8,8 +8,9 @@ Then comparability (bench/comparability.py): for every case both sides share, th
 case, fixture and goldens hashes, the grader image's content digest, the harness and
 the seat class must agree, and no arm may mix plugin checkouts or subject tarballs, or
 the comparison is refused with every difference named; ``--allow-drift`` compares
-anyway and still names them. Subjects that differ as the arms declared them (``subject:``,
---subject) are the experiment: named in the report as declared, never refused. Finally a case x arm with no valid trial on a side has nothing to judge:
+anyway and still names them. Subjects that differ as the arms declared them
+(``subject:``, --subject) are the experiment: named in the report as declared, never
+refused. Finally a case x arm with no valid trial on a side has nothing to judge:
 refused, never "holds".
 
 Only valid trials (PASS or FAIL) carry outcomes and metrics. ERROR is the harness's
