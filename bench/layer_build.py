@@ -35,7 +35,9 @@ if [ -n "$BENCH_INSTALL" ]; then cd /bench-recipe && sh "./$BENCH_INSTALL"; fi
 rm -f /etc/machine-id /var/lib/dbus/machine-id
 """
 INSTALL_TIMEOUT_S = 1800
-LAYER_FORMAT = 1  # bump when bench/layer_writer.py writes different bytes for the same files
+# Bump when a layer or config gets other bytes for the same inputs. Everything in the config
+# must derive from the tag's own inputs (the parent by ID, never by tag): one tag, one image ID.
+LAYER_FORMAT = 2
 # Written by dpkg/apt/ldconfig with times or run-specific state; never part of a layer.
 BUILD_VOLATILE = ("var/lib/dpkg/status-old", "var/lib/dpkg/diversions-old", "var/lib/dpkg/statoverride-old",
                   "var/cache/ldconfig", "etc/ld.so.cache~")
@@ -94,7 +96,7 @@ def build(images: Images, name: str, spec: ImageSpec, tag: str):
             parent_attrs = images.client.api.inspect_image(parent.id)
         config = derived_config(parent_attrs, diff_id, spec.source_date_epoch, spec.env,
                                 {**spec.labels, **harness_labels(**{"bench.image": name})},
-                                f"hermetic-bench layer: images/{name} on {parent.tag}")
+                                f"hermetic-bench layer: images/{name} on {parent.id}")
         archive_path = Path(tmp) / "image.tar"
         write_archive(archive_path, config, tag, layer, len(parent_attrs["RootFS"]["Layers"]), spec.source_date_epoch)
         load(images.client, archive_path, name)
