@@ -3,7 +3,7 @@
 A case has two halves kept in two trees: what the agent may see (cases/<id>/) and
 what it must never see (goldens/<id>/). Each half gets its own content hash, so a
 result can prove which prompt and workspace it was given and which gate graded it.
-A case may build on a shared fixture (fixtures/<name>/): the agent sees it, so its
+A case may build on a shared fixture (cases/_fixtures/<name>/): the agent sees it, so its
 hash is part of the visible hash, and it is recorded on its own as well.
 """
 
@@ -126,7 +126,7 @@ def _fixture(project: Project, case_dir: Path, spec: CaseSpec) -> Fixture | None
     try:
         return load_fixture(project.root, spec.fixture)
     except UsageError as exc:
-        raise CaseError(case_dir / "case.toml", "fixture", str(exc), "name a folder under fixtures/") from None
+        raise CaseError(case_dir / "case.toml", "fixture", str(exc), "name a folder under cases/_fixtures/") from None
 
 
 def image_names(project: Project) -> list[str]:

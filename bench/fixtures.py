@@ -1,4 +1,4 @@
-"""Shared fixture codebases (fixtures/<name>/): located, counted and content-hashed.
+"""Shared fixture codebases (cases/_fixtures/<name>/): located, counted and content-hashed.
 
 Several cases build on one fixture (the courier service is the bed of both
 distill-courier and weed-courier), so its identity is recorded on its own: a
@@ -18,7 +18,7 @@ from pathlib import Path
 from .errors import UsageError
 from .hashing import tree_digest, walk
 
-FIXTURES_DIR = "fixtures"
+FIXTURES_DIR = "cases/_fixtures"
 CODE_SUFFIXES = (".py", ".ts", ".tsx", ".js", ".mjs", ".go", ".rb", ".java", ".kt", ".rs", ".zig", ".c", ".h")
 
 
@@ -52,7 +52,7 @@ def known_fixtures(root: Path) -> list[str]:
 
 
 def load_fixture(root: Path, name: str) -> Fixture:
-    """The fixture fixtures/<name>/ under the project root, or a UsageError listing the known ones."""
+    """The fixture cases/_fixtures/<name>/ under the project root, or a UsageError listing the known ones."""
     folder = root / FIXTURES_DIR / name
     if not folder.is_dir():
         known = ", ".join(known_fixtures(root)) or "(none)"
@@ -61,5 +61,5 @@ def load_fixture(root: Path, name: str) -> Fixture:
 
 
 def fixture_hash(root: Path, name: str) -> str:
-    """Content hash of fixtures/<name>/: record it beside the case and goldens hashes."""
+    """Content hash of cases/_fixtures/<name>/: record it beside the case and goldens hashes."""
     return load_fixture(root, name).digest()

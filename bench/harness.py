@@ -23,7 +23,7 @@ from .models import HarnessRecord
 PACKAGE_DIR = Path(bench.__file__).resolve().parent
 WHEEL_IN_CONTAINER = "/opt/bench/harness.whl"
 SOURCE_FILE = "_source.json"  # {"git_sha": ..., "dirty": ...}: the commit an installed harness was built from
-DIRTY_PATHS = ("bench", "cases", "fixtures", "goldens", "images", "provenance", "pyproject.toml")
+DIRTY_PATHS = ("bench", "cases", "goldens", "images", "provenance", "pyproject.toml")
 """Everything in the checkout that can change a result: the code, the cases, the fixtures they share, their
 withheld halves, the images' sources, the pins and lock, the build. An uncommitted change to any of them makes the git SHA a lie.
 (Only `bench images lock` writes the lock: a build never dirties the checkout.)"""

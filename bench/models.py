@@ -94,7 +94,7 @@ class CaseSpec(Strict):
         None, description="A subject pinned in provenance/subjects.toml: its tarball is installed into the "
         "case's image (agent and grader) and recorded in provenance.")
     fixture: str | None = Field(
-        None, description="A shared codebase, fixtures/<name>/, laid into the workspace first (the case's own "
+        None, description="A shared codebase, cases/_fixtures/<name>/, laid into the workspace first (the case's own "
         "workspace/ over it). Several cases share one without copying it; its content hash is part of the case's "
         "visible hash and is recorded in every result and summary.json.")
 
@@ -184,7 +184,7 @@ class CaseInputs(Record):
     seat: str | None = Field(None, description="The run's --seat (or auto), for cases that render.")
     subject_sha256: str | None = Field(
         None, description="The subject tarball installed, for cases with a subject (in the arms without their own).")
-    fixture: str | None = Field(None, description="The case's fixture (fixtures/<name>/), if it has one.")
+    fixture: str | None = Field(None, description="The case's fixture (cases/_fixtures/<name>/), if it has one.")
     fixture_hash: str | None = Field(None, description="Its content hash.")
     plugins: dict[str, str] = Field(
         default_factory=dict, description="Arm name -> SHA-256 of its packed plugin checkout: a checkout whose "
@@ -311,7 +311,7 @@ class CaseRecord(Record):
     id: str
     visible_hash: str
     goldens_hash: str
-    fixture: str | None = Field(None, description="The shared fixture the workspace was built on (fixtures/<name>/).")
+    fixture: str | None = Field(None, description="The shared fixture the workspace was built on (cases/_fixtures/<name>/).")
     fixture_hash: str | None = Field(None, description="Its content hash; also part of visible_hash.")
 
 

@@ -24,7 +24,7 @@ _STAGING_LOCKS: dict[str, threading.Lock] = {}
 
 def stage_layers(case: Case, context: str | None) -> tuple[list[tuple[str, Path]], dict[str, bytes]]:
     """What every trial of case x arm starts from: the fixture, the case's workspace and the arm's context over
-    it, the prompt. The fixture is laid from fixtures/ for each trial, never copied into the case."""
+    it, the prompt. The fixture is laid from cases/_fixtures/ for each trial, never copied into the case."""
     layers = [("workspace", case.fixture.dir)] if case.fixture else []
     layers.append(("workspace", case.workspace))
     if context and case.context(context).is_dir():

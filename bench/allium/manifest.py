@@ -130,7 +130,7 @@ class DistillManifest(Strict):
     """goldens/<case>/manifest.toml: what a faithful spec of the fixture contains, and must not."""
 
     schema_version: Literal[1] = 1
-    fixture: str = Field(description="The fixtures/<name>/ codebase the manifest describes.")
+    fixture: str = Field(description="The cases/_fixtures/<name>/ codebase the manifest describes.")
     spec_path: str = Field(description="Where the agent is asked to write the spec (relative to the workspace).")
     entities: list[EntitySpec] = Field(min_length=1)
     external_entities: list[ExternalEntitySpec] = Field(default_factory=list)

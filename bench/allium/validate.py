@@ -85,7 +85,7 @@ def validate_weed(manifest: WeedManifest, planted: str | None, code: str | None)
 
 
 def validate_distill_file(manifest_path: Path, root: Path | None) -> list[Problem]:
-    """Load and check goldens/<case>/manifest.toml against the code of fixtures/<its fixture>/ under root.
+    """Load and check goldens/<case>/manifest.toml against the code of cases/_fixtures/<its fixture>/ under root.
 
     A manifest that does not load raises CaseError (file, field, fix); root None skips the code checks.
     """
@@ -96,7 +96,7 @@ def validate_distill_file(manifest_path: Path, root: Path | None) -> list[Proble
 
 def validate_weed_file(manifest_path: Path, root: Path | None, workspace: Path) -> list[Problem]:
     """Load and check goldens/<case>/divergences.toml, the planted spec in the case's ``workspace``
-    (cases/<case>/workspace/, where the agent gets it), and fixtures/<its fixture>/ under root."""
+    (cases/<case>/workspace/, where the agent gets it), and cases/_fixtures/<its fixture>/ under root."""
     manifest = load_weed_manifest(manifest_path)
     planted_path = workspace / manifest.planted_spec
     planted = planted_path.read_text(encoding="utf-8") if planted_path.is_file() else None

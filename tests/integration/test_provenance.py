@@ -34,7 +34,7 @@ def _git(*args: str) -> str:
 
 def harness_checkout() -> tuple[str, bool]:
     """(HEAD, dirty) of the harness checkout, asked of git here, not of bench.harness (the code under test)."""
-    paths = ("--", "bench", "cases", "fixtures", "goldens", "images", "provenance", "pyproject.toml")  # all that changes a result
+    paths = ("--", "bench", "cases", "goldens", "images", "provenance", "pyproject.toml")  # all that changes a result
     changed = _git("diff", "--name-only", "HEAD", *paths) + _git("ls-files", "--others", "--exclude-standard", *paths)
     return _git("rev-parse", "HEAD").strip(), bool(changed.strip())
 

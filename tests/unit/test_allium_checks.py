@@ -89,7 +89,7 @@ def test_a_missing_manifest_names_the_gate_field(project):
 def test_the_fixture_is_laid_first_and_the_case_workspace_over_it():
     case = load_case(Project(ROOT), "weed-courier")
     layers, files = stage_layers(case, "default")
-    assert layers == [("workspace", ROOT / "fixtures/courier"), ("workspace", ROOT / "cases/weed-courier/workspace")]
+    assert layers == [("workspace", ROOT / "cases/_fixtures/courier"), ("workspace", ROOT / "cases/weed-courier/workspace")]
     assert list(files) == ["task/PROMPT.md"]
     assert not (ROOT / "goldens/weed-courier/planted.allium").exists()  # the agent's file lives with the case
 
@@ -98,7 +98,7 @@ def test_the_fixture_hash_is_recorded_and_part_of_the_visible_hash(project):
     case = load_case(Project(project), "distill-courier")
     before = case.record()
     assert before.fixture == "courier" and before.fixture_hash == case.fixture.digest()
-    (project / "fixtures/courier/courier/tasks.py").write_text("# changed\n")
+    (project / "cases/_fixtures/courier/courier/tasks.py").write_text("# changed\n")
     after = case.record()
     assert after.fixture_hash != before.fixture_hash and after.visible_hash != before.visible_hash
     assert after.goldens_hash == before.goldens_hash
@@ -129,7 +129,7 @@ def test_a_manifest_for_another_fixture_and_a_state_not_in_the_code_are_errors(p
     manifest = project / "goldens/distill-courier/manifest.toml"
     manifest.write_text(manifest.read_text().replace('"failed_attempt", "returned"]', '"failed_attempt", "returned", '
                                                      '"teleported"]', 1))
-    (project / "fixtures/other").mkdir()
+    (project / "cases/_fixtures/other").mkdir()
     toml = project / "cases/distill-courier/case.toml"
     toml.write_text(toml.read_text().replace('fixture = "courier"', 'fixture = "other"'))
     problem = dict(validate_all(Project(project)))["distill-courier"]

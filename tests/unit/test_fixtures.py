@@ -21,17 +21,17 @@ def test_the_courier_fixture_is_about_a_thousand_lines_of_python():
 
 
 def test_the_hash_is_the_tree_digest_and_follows_content(tmp_path):
-    shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
+    shutil.copytree(ROOT / "cases/_fixtures", tmp_path / "cases/_fixtures")
     before = fixture_hash(tmp_path, "courier")
     assert before == fixture_hash(ROOT, "courier") and before.startswith("sha256:")
-    config = tmp_path / "fixtures/courier/courier/config.py"
+    config = tmp_path / "cases/_fixtures/courier/courier/config.py"
     config.write_text(config.read_text().replace("MAX_DELIVERY_ATTEMPTS = 3", "MAX_DELIVERY_ATTEMPTS = 4"))
     assert fixture_hash(tmp_path, "courier") != before
 
 
 def test_a_byte_code_cache_is_refused(tmp_path):
-    shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
-    (tmp_path / "fixtures/courier/courier/__pycache__").mkdir()
+    shutil.copytree(ROOT / "cases/_fixtures", tmp_path / "cases/_fixtures")
+    (tmp_path / "cases/_fixtures/courier/courier/__pycache__").mkdir()
     with pytest.raises(UsageError, match="byte-code cache inside fixture 'courier'"):
         fixture_hash(tmp_path, "courier")
 
