@@ -88,29 +88,27 @@ def parse_spec(text: str) -> ParsedSpec:
     return spec
 
 
-def _strip_comment(line: str) -> str:
-    quote = None
-    for i, char in enumerate(line):
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "\"`":
-            quote = char
-        elif line.startswith("--", i):
-            return line[:i]
-    return line
-
-
-def _outside(text: str, wanted: str) -> int:
-    """Index of the first ``wanted`` character outside quotes, or -1."""
+def _first_unquoted(text: str, matches) -> int:
+    """Index of the first position outside "..." or `...` where ``matches(text, i)``, or -1."""
     quote = None
     for i, char in enumerate(text):
         if quote:
             quote = None if char == quote else quote
         elif char in "\"`":
             quote = char
-        elif char == wanted:
+        elif matches(text, i):
             return i
     return -1
+
+
+def _strip_comment(line: str) -> str:
+    cut = _first_unquoted(line, lambda text, i: text.startswith("--", i))
+    return line if cut < 0 else line[:cut]
+
+
+def _outside(text: str, wanted: str) -> int:
+    """Index of the first ``wanted`` character outside quotes, or -1."""
+    return _first_unquoted(text, lambda text, i: text[i] == wanted)
 
 
 def _braces(line: str) -> tuple[int, int]:
