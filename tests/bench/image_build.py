@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,7 @@ def main() -> None:
         again, _, log = timed_build(env)
     finally:
         subprocess.run(["bash", str(ROOT / "scripts" / "engine"), "stop", str(home / "engine")], check=False)
+        shutil.rmtree(home, ignore_errors=True)
     lock = json.loads((ROOT / "provenance" / "images.lock.json").read_text())["images"]
     states = [line.split()[-1] for line in listing.splitlines() if line.split() and line.split()[0] in lock]
     print(f"cold build of {len(states)} images on an empty engine"

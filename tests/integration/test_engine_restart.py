@@ -39,6 +39,12 @@ def _dockerd() -> tuple[int, list[str]]:
                 f"(dockerd processes: {done.stdout.split()})")
 
 
+def _bridges() -> set[str]:
+    """The host's engine bridges by name (docker0, bench-ci0), not the br-* of user networks."""
+    return {path.name for path in Path("/sys/class/net").iterdir()
+            if (path / "bridge").is_dir() and not path.name.startswith("br-")}
+
+
 def _wait(predicate, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -68,12 +74,14 @@ def test_engine_stopped_mid_trial_is_error(docker_client, tmp_path):
          "--label", "gone"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait(lambda: docker_client.containers.list(filters={"label": "bench.role=agent"}), 60, "the agent container")
     pid, argv = _dockerd()
+    bridges = _bridges()  # another engine's bridge (docker0) must outlive this engine's restart
     try:
         os.kill(pid, signal.SIGTERM)
         _wait(lambda: not os.path.exists(f"/proc/{pid}"), 60, "dockerd to stop")
         _, stderr = run.communicate(timeout=120)
     finally:
         _start_dockerd(argv)
+    assert bridges <= _bridges(), f"restarting the engine deleted {sorted(bridges - _bridges())}"
     result = json.loads((tmp_path / "results/gone/hello/default/trial-1/result.json").read_text())
     assert result["verdict"] == "ERROR"
     assert "Docker engine went away" in result["reason"]
