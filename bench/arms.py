@@ -56,6 +56,9 @@ def arms_for(case: Case, specs: list[ArmSpec]) -> list[ArmSpec]:
         return [ArmSpec(name=arm, context=arm) for arm in case.spec.arms]
     resolved = []
     for spec in specs:
+        if not spec.model_dump(exclude={"name"}, exclude_none=True) and spec.name not in case.spec.arms:
+            raise UsageError(f"--arm {spec.name!r} sets nothing and case {case.id} has no context {spec.name!r}: "
+                             f"give NAME=KEY:VALUE (e.g. {spec.name}=agent:null) or one of {', '.join(case.spec.arms)}")
         context = spec.context or (spec.name if spec.name in case.spec.arms else case.spec.arms[0])
         if context not in case.spec.arms:
             raise UsageError(f"arm {spec.name!r}: case {case.id} has no context {context!r}; "

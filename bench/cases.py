@@ -73,10 +73,14 @@ class Case:
 
 def load_toml(path: Path, model: type[M]) -> M:
     """Parse and validate one TOML file; any problem becomes one CaseError naming it."""
-    if not path.is_file():
+    if not path.exists():
         raise CaseError(path, "(file)", "does not exist", f"create {path.name}")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except IsADirectoryError:
+        raise CaseError(path, "(file)", "is a folder, not a file", f"replace it with a {path.name} file") from None
+    except UnicodeDecodeError as exc:
+        raise CaseError(path, "(encoding)", f"not UTF-8 text (byte {exc.start})", "save it as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise CaseError(path, "(syntax)", f"not valid TOML: {exc}", "fix the TOML syntax") from None
     try:

@@ -43,7 +43,8 @@ ca_bundle_option = click.option(
 
 # Each destination is a field name of RunRequest (bench/run.py), so the request is built by name.
 run_options = option_set(
-    click.option("--label", help="Results folder name under --results (default: a UTC timestamp)."),
+    click.option("--label", help="Results folder name under --results: letters, digits, '.', '_', '-', not "
+                                 "starting with '.' (default: a UTC timestamp)."),
     click.option("--agent", default="oracle", show_default=True, help="oracle, null, command, claude-code or codex."),
     click.option("--agent-cmd", help="Shell command for --agent command ({prompt_file}, {workspace})."),
     click.option("--trials", default=1, show_default=True, type=int, help="Trials per case x arm."),
@@ -53,7 +54,7 @@ run_options = option_set(
     click.option("--arm", "arms", multiple=True, metavar="NAME=SPEC",
                  help="An arm to run, e.g. base=context:with-context or cand=context:bare,model:M (repeatable); "
                       "keys: context, agent, agent_cmd, model, plugin:PATH, subject:PATH|GIT_URL@COMMIT."),
-    click.option("--concurrency", type=int, help="Trials at once (default: one per core, at most 4)."),
+    click.option("--concurrency", type=int, help="Trials at once (default: one per core, at most 4; at most 4 per core)."),
     click.option("--seat", type=click.Choice(["software", "gpu"]),
                  help="software: accept a software WebGPU seat (stamped on every record); gpu: give graders the "
                       "host's NVIDIA GPU. Default: software rendering, and cases that need a GPU are INCOMPLETE."),

@@ -44,6 +44,7 @@ from .paths import Project, RunPaths
 from .plugin import PLUGIN_DIR, Plugin, pack_arms
 from .progress import RunProgress
 from .readback import read_record, rerun_fix
+from .request_checks import check_agent_cmd, check_request
 from .resume import finished, reconcile
 from .seat import check_mode
 from .subject import Subjects
@@ -105,7 +106,11 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     client = connect()
     check_mode(request.seat, client)
     paths = RunPaths((request.results / (request.label or default_label())).resolve())
-    paths.dir.mkdir(parents=True, exist_ok=True)
+    try:
+        paths.dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write results to {paths.dir}: {exc.strerror} — pass --results a folder you can "
+                         "write") from None
     say = say or _stderr_line
     for orphan in remove_orphans(client):
         say(f"removed containers left by interrupted run {orphan}")
@@ -164,14 +169,12 @@ def _attester(paths: RunPaths, key: SigningKey, run_ids: list[str],
 
 def _validate(request: RunRequest, project: Project) -> tuple[list[Case], dict[str, list[ArmSpec]]]:
     """Everything the user gave is checked before anything is built or run."""
-    if request.trials < 1:
-        raise UsageError("--trials must be at least 1")
-    if request.concurrency is not None and request.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
+    check_request(request)
     cases = [load_case(project, name) for name in request.cases]
     for case in cases:
         require_valid_goldens(case, project.root)  # golden data with errors would score every trial wrong
     specs = [parse_arm(text) for text in request.arms]
+    check_agent_cmd(request, [spec.agent for spec in specs])
     read_lock(project)  # every result's level is read from it: a broken lock stops the run here, not mid-record
     arm_specs = {case.id: arms_for(case, specs) for case in cases}
     check_subjects(cases, arm_specs, request.subject)

@@ -54,4 +54,4 @@ def test_an_unknown_context_lists_the_case_arms():
 
 def test_arm_names_must_differ():
     with pytest.raises(UsageError, match="arm names must differ: a, a"):
-        arms_for(_case(["default"]), [parse_arm("a"), parse_arm("a=model:m")])
+        arms_for(_case(["default"]), [parse_arm("a=agent:null"), parse_arm("a=model:m")])
