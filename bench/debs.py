@@ -39,14 +39,23 @@ def read_inputs(image_dir: Path, spec: ImageSpec) -> InputsLock | None:
     """The image's pinned .debs, checked to be resolved for exactly the debs image.toml asks for."""
     if not spec.debs:
         return None
+    if not lock_path(image_dir).is_file():
+        raise CaseError(image_dir / "image.toml", "debs", f"{lock_path(image_dir)} does not exist: nothing pins "
+                        "these packages", _pin_fix(image_dir))
+    return _read_pins(image_dir, spec.debs)
+
+
+def _pin_fix(image_dir: Path) -> str:
+    return f"run `bench images pin {image_dir.name}` and commit {LOCK_NAME}"
+
+
+def _read_pins(image_dir: Path, asked: list[str]) -> InputsLock:
+    """inputs.lock.json, refused when it was resolved for other packages than image.toml ``asked`` for."""
     path = lock_path(image_dir)
-    fix = f"run `bench images pin {image_dir.name}` and commit {LOCK_NAME}"
-    if not path.is_file():
-        raise CaseError(image_dir / "image.toml", "debs", f"{path} does not exist: nothing pins these packages", fix)
-    lock = read_record(path, InputsLock, fix)
-    if sorted(lock.packages) != sorted(spec.debs):
-        raise CaseError(path, "packages", f"pinned for {sorted(lock.packages)}, image.toml asks for "
-                        f"{sorted(spec.debs)}", fix)
+    lock = read_record(path, InputsLock, _pin_fix(image_dir))
+    if sorted(lock.packages) != sorted(asked):
+        raise CaseError(path, "packages", f"pinned for {sorted(lock.packages)}, image.toml asks for {sorted(asked)}",
+                        _pin_fix(image_dir))
     return lock
 
 
@@ -135,15 +144,7 @@ apt-get download --print-uris -o Acquire::ForceHash=SHA256 $(dpkg-query -W -f '$
 
 def read_base_pins(image_dir: Path, spec: ImageSpec) -> InputsLock | None:
     """base's pinned .debs, or None before `bench images pin base` ever ran (then it records nothing)."""
-    path = lock_path(image_dir)
-    if not path.is_file():
-        return None
-    fix = f"run `bench images pin {image_dir.name}` and commit {LOCK_NAME}"
-    lock = read_record(path, InputsLock, fix)
-    if sorted(lock.packages) != sorted(spec.packages):
-        raise CaseError(path, "packages", f"pinned for {sorted(lock.packages)}, image.toml asks for "
-                        f"{sorted(spec.packages)}", fix)
-    return lock
+    return _read_pins(image_dir, spec.packages) if lock_path(image_dir).is_file() else None
 
 
 def resolve_installed(client: docker.DockerClient, image_id: str, spec: ImageSpec, log: Log) -> InputsLock:

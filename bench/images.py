@@ -15,8 +15,6 @@ other; the lock itself, and the level a result reaches from it, are bench/lock.p
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import os
 import shutil
@@ -24,7 +22,6 @@ import subprocess
 import tarfile
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -42,7 +39,7 @@ from .layer_build import CONTAINER_VOLATILE
 from .layer_build import build as build_layer_image
 from .debs import check_installed, read_base_pins
 from .layer_build import builder_digest, fetch_debs, load
-from .layer_writer import ChunkReader
+from .layer_writer import ChunkReader, iso, write_archive
 
 BASE = "base"
 SHARED = "_shared"
@@ -355,28 +352,11 @@ def write_docker_archive(rootfs: Path, out: Path, tag: str, epoch: int, labels: 
     The image ID is the SHA-256 of the config, and the config holds only the layer's
     digest, the fixed creation time and fixed settings: same rootfs bytes, same ID.
     """
-    layer_digest = sha256_file(rootfs)
-    created = datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = iso(epoch)
     config = {
         "architecture": "amd64", "os": "linux", "created": created,
         "config": {"Env": [ENV_PATH, "LANG=C.UTF-8"], "Cmd": ["/bin/sh"], "Labels": labels},
-        "rootfs": {"type": "layers", "diff_ids": [f"sha256:{layer_digest}"]},
+        "rootfs": {"type": "layers", "diff_ids": [f"sha256:{sha256_file(rootfs)}"]},
         "history": [{"created": created, "created_by": "mmdebstrap (hermetic-bench images/base)"}],
     }
-    config_bytes = json.dumps(config, sort_keys=True, separators=(",", ":")).encode()
-    image_id = hashlib.sha256(config_bytes).hexdigest()
-    manifest = [{"Config": f"{image_id}.json", "RepoTags": [tag], "Layers": [f"{layer_digest}/layer.tar"]}]
-    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as archive:
-        _add_bytes(archive, f"{image_id}.json", config_bytes, epoch)
-        _add_bytes(archive, "manifest.json", json.dumps(manifest).encode(), epoch)
-        info = archive.gettarinfo(str(rootfs), arcname=f"{layer_digest}/layer.tar")
-        info.mtime, info.uid, info.gid, info.uname, info.gname = epoch, 0, 0, "", ""
-        with open(rootfs, "rb") as handle:
-            archive.addfile(info, handle)
-    return f"sha256:{image_id}"
-
-
-def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes, epoch: int) -> None:
-    info = tarfile.TarInfo(name)
-    info.size, info.mtime, info.mode = len(data), epoch, 0o644
-    archive.addfile(info, io.BytesIO(data))
+    return write_archive(out, json.dumps(config, sort_keys=True, separators=(",", ":")).encode(), tag, rootfs, 0, epoch)

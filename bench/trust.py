@@ -1,8 +1,10 @@
 """An extra CA bundle for users behind TLS-intercepting proxies (and for our own CI).
 
-Set with ``--ca-bundle PATH`` or ``BENCH_CA_BUNDLE``. Image builds get the bundle as
-``bench-ca.crt`` in their build context; containers that reach a registry or model
-endpoint get it mounted and named in every variable common clients read.
+Set with ``--ca-bundle PATH`` or ``BENCH_CA_BUNDLE``. Pinned images never see it: the host
+fetches their inputs with it (bench/fetch.py). A subject's project image, which installs
+from a live registry, gets it as ``bench-ca.crt`` in its build context; containers that
+reach a registry or model endpoint get it mounted and named in every variable common
+clients read.
 """
 
 from __future__ import annotations
