@@ -25,7 +25,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .errors import RecordError, UsageError
-from .models import Provenance, TrialResult
+from .models import Provenance
+from .result_models import TrialResult
 from .paths import RunPaths
 from .readback import read_record, rerun_fix
 

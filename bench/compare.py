@@ -39,7 +39,8 @@ from .comparability import Drift, Groups, find_drift, load_side, resolve_label
 from .errors import UsageError
 from .keys import trusted_keys as default_trust
 from .label_check import integrity
-from .models import TrialResult, Verdict
+from .models import Verdict
+from .result_models import TrialResult
 from .stat_models import ArmSummary, FloorRow, MetricSpread
 from .paths import RunPaths
 from .stats import guardrail_floor, mcnemar_exact, paired_bootstrap_diff, percent_change

@@ -22,7 +22,8 @@ from .attest import Signature, check_signature, compare_files, signer_mismatch
 from .errors import BenchError, RecordError
 from .hashing import sha256_file
 from .images import Images
-from .models import ImageRecord, Provenance, RunRecord, TrialResult
+from .models import ImageRecord, Provenance, RunRecord
+from .result_models import TrialResult
 from .paths import RunPaths, TrialPaths
 from .readback import read_record
 from .stat_models import Summary

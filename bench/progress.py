@@ -12,7 +12,9 @@ from typing import Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from .models import TrialResult, Verdict
+from .models import Verdict
+
+from .result_models import TrialResult
 
 
 class RunProgress:

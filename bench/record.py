@@ -12,7 +12,8 @@ from __future__ import annotations
 import shutil
 
 from .hashing import sha256_file
-from .models import AgentRecord, ImageRecord, Manifest, Provenance, TrialResult, Verdict, utcnow
+from .models import AgentRecord, ImageRecord, Manifest, Provenance, Verdict, utcnow
+from .result_models import TrialResult
 from .paths import TrialPaths
 from .redact import redact_tree
 from . import seat as seats

@@ -13,7 +13,8 @@ import html
 from pathlib import Path
 
 from .errors import UsageError
-from .models import TrialResult, Verdict
+from .models import Verdict
+from .result_models import TrialResult
 from .stat_models import ArmSummary, Summary
 from .paths import RunPaths, TrialPaths
 from .readback import read_record, rerun_fix

@@ -17,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import UsageError
-from .models import ArmSpec, RunRecord, TrialResult, Verdict
+from .models import ArmSpec, RunRecord, Verdict
+from .result_models import TrialResult
 from .paths import TrialPaths
 from .readback import read_record, rerun_fix
 

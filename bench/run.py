@@ -37,8 +37,8 @@ from .hashing import sha256_file
 from .keys import SigningKey, load_or_create
 from .images import Images
 from .lock import read_lock
-from .models import (ArmSpec, CaseInputs, CaseRecord, EngineRecord, Limits, RunOptions, RunRecord, TrialResult, Verdict,
-                     utcnow)
+from .models import ArmSpec, CaseInputs, CaseRecord, EngineRecord, Limits, RunOptions, RunRecord, Verdict, utcnow
+from .result_models import TrialResult
 from .stat_models import Summary
 from .paths import Project, RunPaths
 from .plugin import PLUGIN_DIR, Plugin, pack_arms

@@ -8,7 +8,8 @@ from pathlib import Path
 from .archive import SavedImages
 from .gatespec import GateSpec
 from .image_spec import ImageSpec, InputsLock
-from .models import CaseSpec, ImageLock, Manifest, Provenance, RunRecord, TrialResult
+from .models import CaseSpec, ImageLock, Manifest, Provenance, RunRecord
+from .result_models import TrialResult
 from .stat_models import Summary
 
 PUBLISHED = {

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 
-from .models import TrialResult, Verdict
+from .models import Verdict
+
+from .result_models import TrialResult
 from .stat_models import ArmSummary, CheckTally, MetricSpread
 from .stats import pass_at_k, spread, wilson_interval
 

@@ -31,7 +31,8 @@ from .errors import EngineUnavailable, InfrastructureError, SeatRefused
 from .gates.browser import Stopwatch
 from .grading import GradeContext, GradeOutcome, SeatProbes, grade
 from .harness import Harness
-from .models import AgentRecord, ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, SubjectRecord, TrialResult, Verdict, utcnow
+from .models import AgentRecord, ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, SubjectRecord, Verdict, utcnow
+from .result_models import TrialResult
 from .paths import TrialPaths
 from .plugin import Plugin
 from .record import record

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from bench.attest import sign_label
 from bench.keys import load_or_create
-from bench.models import ArmSpec, CaseInputs, Provenance, RunOptions, RunRecord, TrialResult
+from bench.models import ArmSpec, CaseInputs, Provenance, RunOptions, RunRecord
+from bench.result_models import TrialResult
 from bench.paths import RunPaths
 from bench.record import write_manifest
 from bench.run import write_summary

@@ -29,7 +29,8 @@ from typing import Callable
 
 from ..errors import InfrastructureError
 from ..gatespec import Check, GateSpec
-from ..models import CheckResult, Limits, Verdict
+from ..models import Limits, Verdict
+from ..result_models import CheckResult
 from ..sandbox import SandboxFactory
 
 

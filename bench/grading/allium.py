@@ -28,7 +28,7 @@ from ..allium import (AlliumScore, DistillThresholds, Problem, WeedThresholds, c
                       load_weed_manifest, score_distill, score_weed, validate_distill_file, validate_weed_file)
 from ..errors import CaseError
 from ..gatespec import AlliumCheck, AlliumDistillCheck, AlliumWeedCheck
-from ..models import CheckResult
+from ..result_models import CheckResult
 from . import GradeContext, log_line
 
 ROOT = "workspace/"

@@ -26,7 +26,7 @@ from ..gates import pixels
 from ..gates.browser import Stopwatch, refusal, slug
 from ..gates.runner import BOOT, MARK, PLAN, WHEEL
 from ..gatespec import BrowserCheck
-from ..models import CheckResult
+from ..result_models import CheckResult
 from ..sandbox import ROOT, Budgets, BudgetExceeded, MissingPath, SandboxSpec, dir_tar, tar_tree
 from . import GradeContext, log_line
 from .command import execute, observation

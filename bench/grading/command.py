@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..gates import command
 from ..gatespec import CommandCheck
-from ..models import CheckResult
+from ..result_models import CheckResult
 from ..sandbox import ROOT, Budgets, Outcome, SandboxSpec, tar_tree
 from . import GradeContext, log_line
 

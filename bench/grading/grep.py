@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..gates import grep
 from ..gatespec import GrepCheck
-from ..models import CheckResult
+from ..result_models import CheckResult
 from . import GradeContext, log_line
 
 

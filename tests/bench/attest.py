@@ -49,7 +49,8 @@ def record_one(results: Path) -> Path:
 
 def synthesize(seed: Path, label: Path, trials: int) -> None:
     """Copy trial-1 to trial-1..N with its identity rewritten; run.json, manifests and summary to match."""
-    from bench.models import RunRecord, TrialResult
+    from bench.models import RunRecord
+    from bench.result_models import TrialResult
     from bench.paths import RunPaths
     from bench.record import write_manifest
     from bench.run import write_summary

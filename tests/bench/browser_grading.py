@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bench.cases import known_cases, load_case  # noqa: E402
-from bench.models import TrialResult  # noqa: E402
+from bench.result_models import TrialResult  # noqa: E402
 from bench.paths import Project  # noqa: E402
 from bench.run import RunRequest, execute  # noqa: E402
 

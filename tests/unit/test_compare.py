@@ -20,8 +20,9 @@ from click.testing import CliRunner
 from bench.cli import cli
 from bench.compare import compare_labels
 from bench.errors import UsageError
-from bench.models import (AgentRecord, ArmSpec, CaseRecord, CheckResult, EngineRecord, HarnessRecord, ImageRecord,
-                          Limits, PluginRecord, Provenance, SubjectRecord, TrialResult, Verdict)
+from bench.models import (AgentRecord, ArmSpec, CaseRecord, EngineRecord, HarnessRecord, ImageRecord, Limits,
+                          PluginRecord, Provenance, SubjectRecord, Verdict)
+from bench.result_models import CheckResult, TrialResult
 from bench.stat_models import Summary
 from bench.paths import RunPaths
 from bench.run import write_summary

@@ -8,7 +8,8 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 
 from bench import seat
 from bench.errors import EngineUnavailable, InfrastructureError, UsageError
-from bench.models import TrialResult, Verdict, utcnow
+from bench.models import Verdict, utcnow
+from bench.result_models import TrialResult
 from bench.run import _engine_lost
 from bench.trial import run_trial
 

@@ -12,7 +12,8 @@ from bench.errors import InfrastructureError
 from bench.gates import command, grep
 from bench.gatespec import GateSpec
 from bench.grading import decide
-from bench.models import CheckResult, Verdict
+from bench.models import Verdict
+from bench.result_models import CheckResult
 
 CHECK = {"run": "make test", "stdout_matches": ["^all tests passed$"], "timeout_s": 60}
 

@@ -8,7 +8,8 @@ import pytest
 
 from bench.errors import RecordError, UsageError
 from bench.hashing import short_tag
-from bench.models import LEVELS, Provenance, RunRecord, TrialResult
+from bench.models import LEVELS, Provenance, RunRecord
+from bench.result_models import TrialResult
 from bench.readback import read_record
 
 FIX = "rerun that trial"

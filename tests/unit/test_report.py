@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bench.errors import UsageError
-from bench.models import CheckResult, TrialResult, Verdict
+from bench.models import Verdict
+from bench.result_models import CheckResult, TrialResult
 from bench.paths import RunPaths
 from bench.report import BAR_W, render
 from bench.run import write_summary

@@ -1,0 +1,81 @@
+"""result.json: what a trial's checks observed and the verdict, as strict pydantic models.
+
+Apart from bench/models.py (the other records) so each stays a size a reader takes in
+at once; the JSON Schema is published with the others.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .models import SCHEMA_VERSION, Record, Verdict
+
+
+
+
+class CheckResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a grader reporting a field this harness does not know is ERROR
+
+    name: str
+    kind: str
+    gating: bool
+    passed: bool
+    detail: str = ""
+    duration_s: float = 0.0
+    metrics: dict[str, float] = Field(
+        default_factory=dict,
+        description="Numeric quality metrics a gate reports (e.g. recall). `bench compare` holds each to the "
+        "guardrail floor in its direction.",
+    )
+    directions: dict[str, Literal["higher", "lower"]] = Field(
+        default_factory=dict, description="Per metric: higher (recall) or lower (a false-positive count) is better; "
+        "a metric not named here is higher-is-better.")
+    bounds: dict[str, float] = Field(
+        default_factory=dict, description="The gate's bound per gating metric: a floor (higher) or a ceiling (lower).")
+    decider: str | None = Field(None, description="What read the artifact (an Allium check: harness-parser or allium-cli).")
+    review: dict[str, list[str]] = Field(
+        default_factory=dict, description="Named lists for a person (found, missed, confabulated, false positives, ...).")
+    incomplete: bool = Field(False, description="The check could not observe (seat refused): INCOMPLETE, not FAIL.")
+    seat: dict[str, str] | None = Field(None, description="A browser check's seat: class, chromium, adapter, ...")
+    timings: dict[str, float] = Field(
+        default_factory=dict, description="A browser check's seconds per stage: launch, seat, build, ready, steps, "
+        "measure (where its time went; never a metric).")
+    predicates: list[dict] = Field(
+        default_factory=list,
+        description="A browser check's predicates: name, kind, passed, values (the numbers), frames (saved as "
+        "artifacts/<check>/<frame>.png), detail.",
+    )
+
+
+class TrialResult(Record):
+    """results/<label>/<case>/<arm>/trial-<n>/result.json"""
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    label: str
+    case: str
+    arm: str
+    trial: int
+    agent: str
+    verdict: Verdict
+    reason: str = Field("", description="Why, in one line, when not PASS.")
+    checks: list[CheckResult] = Field(default_factory=list)
+    agent_exit_code: int | None = None
+    timed_out: bool = False
+    interrupted: bool = Field(False, description="The run was stopped before this trial finished.")
+    export_bytes: int | None = None
+    phases: dict[str, float] = Field(default_factory=dict, description="Seconds per phase.")
+    usage: dict[str, float] = Field(
+        default_factory=dict,
+        description="What the agent consumed, when its adapter knows (read from its transcript): turns, "
+        "input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, duration_s.",
+    )
+    agent_status: str | None = Field(
+        None, description="How the agent CLI's run ended, from its transcript: completed, capped (a turn or budget "
+        "limit), timeout (killed at the wall clock) or error; None for agents without a transcript format.")
+    session_id: str | None = Field(None, description="The agent CLI's own session id, from its transcript.")
+    started_at: datetime
+    finished_at: datetime | None = None
