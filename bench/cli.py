@@ -19,6 +19,7 @@ from rich.text import Text
 
 from . import __version__
 from .cli_common import console, err, option_set, project as _project, results_option
+from .cli_assess import assess_cmd
 from .cli_provenance import compare_cmd, keys, verify_provenance
 from .errors import BenchError
 
@@ -342,6 +343,7 @@ def report(label: str, results: Path) -> None:
 
 for command in (verify_provenance, keys, compare_cmd):
     cli.add_command(command)
+cli.add_command(assess_cmd)
 
 
 def _terminate(signum, frame) -> None:

@@ -281,9 +281,46 @@ Check = Annotated[Union[CommandCheck, GrepCheck, BrowserCheck, AlliumDistillChec
                   Field(discriminator="kind")]
 
 
+Category = Literal["mustDemonstrate", "mustAvoid"]
+
+
+class Expectation(Strict):
+    """A semantic expectation an operator scores after the trial (`bench assess`); it never decides the verdict.
+
+    Checks decide what can be observed; whether a design materially demonstrates an idea
+    (or avoids a bad one) takes a person, so it is recorded beside the verdict, never in it.
+    """
+
+    category: Category = Field(
+        description="mustDemonstrate: the work must materially show this. mustAvoid: the work must not do this "
+        "(an assessment's `pass` means it was avoided).")
+    text: str = Field(description="The expectation in one line. An assessment names it by this exact text, so "
+                      "changing it orphans earlier assessments.")
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("an expectation's text is empty: write what the operator scores")
+        return value
+
+
 class GateSpec(Strict):
     """goldens/<id>/gate.toml: the withheld checks. The agent never sees this file."""
 
     image: str | None = Field(None, description="Grader image; defaults to the case's image.")
     timeout_s: int = Field(600, ge=1, description="Wall clock for the whole grading container.")
     checks: list[Check] = Field(min_length=1)
+    expectations: list[Expectation] = Field(
+        default_factory=list, description="Semantic expectations, in the order every result lists them; scored by "
+        "an operator with `bench assess`, each starting `unscored`.")
+
+    @field_validator("expectations")
+    @classmethod
+    def _distinct(cls, value: list[Expectation]) -> list[Expectation]:
+        seen = set()
+        for item in value:
+            if (item.category, item.text) in seen:
+                raise ValueError(f"{item.category} {item.text!r} is listed twice: an assessment could not say which")
+            seen.add((item.category, item.text))
+        return value

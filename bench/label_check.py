@@ -6,7 +6,8 @@ trials. So a label is checked against what it says about itself: its signed
 attestation (bench/attest.py) lists every file; run.json names its cases, arms,
 trials and run ids, so the set of trial folders and what each result.json says about
 itself (label, run id, case, arm, agent, trial number) must agree with it, and each
-provenance.json its case, arm, wheel, plugin checkout and subject tarball; summary.json
+provenance.json its case, arm, wheel, plugin checkout and subject tarball; each result.json's
+expectation statuses, assessment_status and ok what its assessment.json gives; summary.json
 must equal the one recomputed from the trials; the wheel must hash as recorded; and
 each image's tag must still be the one images/ derives today.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .assessment import disagreements
 from .attest import Signature, check_signature, compare_files, signer_mismatch
 from .errors import BenchError, RecordError
 from .hashing import sha256_file
@@ -62,6 +64,7 @@ def consistency(paths: RunPaths) -> list[Finding]:
         found += problems
         if result is not None:
             results[trial.dir] = result
+            found += [(f"{_rel(paths, trial.dir)}/{name}", what) for name, what in disagreements(trial, result)]
     return found + _summary(paths, run, list(results.values())) + _wheel(paths, run)
 
 

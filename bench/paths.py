@@ -18,6 +18,7 @@ Results layout (``RunPaths`` and ``TrialPaths``)::
       harness/<wheel>                   the harness wheel the browser observer and sidecars imported
       <case>/<arm>/trial-<n>/
         result.json  provenance.json  manifest.json
+        assessment.json                 an operator's scoring of the gate's expectations (`bench assess`)
         transcript.log | .jsonl         the agent's output, streamed as produced (JSONL for event CLIs)
         agent-stderr.log                an event CLI's stderr, kept apart from its JSONL
         setup.log                       the case's setup, when this trial staged it
@@ -95,6 +96,10 @@ class TrialPaths:
     @property
     def manifest(self) -> Path:
         return self.dir / "manifest.json"
+
+    @property
+    def assessment(self) -> Path:
+        return self.dir / "assessment.json"
 
     @property
     def transcript(self) -> Path:

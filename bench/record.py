@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 
+from .assessment import settle
 from .hashing import sha256_file
 from .models import AgentRecord, ImageRecord, Manifest, Provenance, Verdict, utcnow
 from .result_models import TrialResult
@@ -22,6 +23,7 @@ from . import seat as seats
 def record(run, trial, result: TrialResult, images: dict[str, ImageRecord], seat: dict[str, str] | None,
            secrets: dict[str, str]) -> TrialResult:
     """Write the whole record; on any failure, the minimal one. Returns what was written."""
+    result = settle(result)  # ok follows the final verdict
     try:
         _full(run, trial, result, images, seat, secrets)
         return result
@@ -53,9 +55,9 @@ def _full(run, trial, result: TrialResult, images: dict[str, ImageRecord], seat:
 
 def _minimal(paths: TrialPaths, result: TrialResult, secrets: dict[str, str], why: str) -> TrialResult:
     was = result.verdict.value
-    minimal = result.model_copy(update={
+    minimal = settle(result.model_copy(update={
         "verdict": Verdict.ERROR, "finished_at": result.finished_at or utcnow(),
-        "reason": f"harness error while recording this trial ({why}); the verdict would have been {was}"})
+        "reason": f"harness error while recording this trial ({why}); the verdict would have been {was}"}))
     try:
         redact_tree(paths.dir, secrets)
     except Exception:

@@ -9,11 +9,25 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .gatespec import Category
 from .models import SCHEMA_VERSION, Record, Verdict
 
+AssessmentStatus = Literal["none", "unscored", "partial", "pass", "fail"]
 
+
+class ExpectationResult(BaseModel):
+    """One of the gate's semantic expectations as this trial stands: scored by an operator, or not yet."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    category: Category
+    text: str = Field(description="Exactly as gate.toml words it; an assessment names it by this text.")
+    status: Literal["pass", "fail", "unscored"] = Field(
+        "unscored", description="From the trial's assessment.json; for mustAvoid, pass means the behaviour was "
+        "avoided.")
+    evidence: str = Field("", description="What the operator saw, from assessment.json.")
 
 
 class CheckResult(BaseModel):
@@ -79,3 +93,19 @@ class TrialResult(Record):
     session_id: str | None = Field(None, description="The agent CLI's own session id, from its transcript.")
     started_at: datetime
     finished_at: datetime | None = None
+    expectations: list[ExpectationResult] = Field(
+        default_factory=list, description="The gate's semantic expectations in its order, each unscored until "
+        "`bench assess` scores it (bench/assessment.py).")
+    assessment_status: AssessmentStatus = Field(
+        "none", description="none: the gate has no expectations; unscored: none scored; partial: some scored, none "
+        "failed; pass: all scored and passed; fail: a scored one failed.")
+    ok: bool = Field(False, description="The combined outcome: verdict PASS and assessment_status not fail.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ok(cls, data: object) -> object:
+        """A record written before `ok` existed had no expectations: its ok is its verdict."""
+        if isinstance(data, dict) and "ok" not in data:
+            data = {**data, "ok": data.get("verdict") in (Verdict.PASS, "PASS")
+                    and data.get("assessment_status", "none") != "fail"}
+        return data

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from .archive import SavedImages
+from .assessment import Assessment, OperatorFile
 from .gatespec import GateSpec
 from .image_spec import ImageSpec, InputsLock
 from .models import CaseSpec, ImageLock, Manifest, Provenance, RunRecord
@@ -17,6 +18,8 @@ PUBLISHED = {
     "gate": GateSpec,
     "image": ImageSpec,
     "result": TrialResult,
+    "assessment": Assessment,
+    "assessment-input": OperatorFile,
     "provenance": Provenance,
     "manifest": Manifest,
     "summary": Summary,

@@ -24,6 +24,7 @@ import docker
 
 from .agent_run import AgentOutcome, ExportOutcome, run_agent
 from .agents import Agent
+from .assessment import unscored
 from .cases import Case
 from .docker_sandbox import open_sandbox
 from .engine import ROLE_LABEL, run_labels
@@ -86,7 +87,8 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     trial.paths.dir.mkdir(parents=True, exist_ok=True)
     result = TrialResult(run_id=run.run_id, label=run.label, case=trial.case.id, arm=trial.arm.name,
                          trial=trial.n, agent=trial.agent.name, verdict=Verdict.ERROR,
-                         reason="interrupted before a verdict", started_at=utcnow())
+                         reason="interrupted before a verdict", started_at=utcnow(),
+                         expectations=unscored(trial.case.gate))
     clock = Stopwatch()  # seconds per phase, kept here (never on the spec), timed even when a phase raises
     images, secrets, graded = dict(trial.images), {}, None
     try:
