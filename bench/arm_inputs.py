@@ -15,6 +15,7 @@ resolved, and its agent CLIs read, once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -36,6 +37,7 @@ class ArmInputs:
     images: dict[str, ImageRecord]  # by role: agent, grader, agent:<cli layer>
     installs: dict[str, AgentRecord]  # cli layer -> the CLI its image carries
     subject: SubjectRecord | None
+    subject_tarball: Path | None = None  # the bytes subject.tarball_sha256 names, for checks that install it
 
 
 def check_subjects(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], run_subject: str | None) -> None:
@@ -63,8 +65,9 @@ def resolve_arms(images: Images, client: docker.DockerClient, cases: list[Case],
             key = (case.id, arm.subject or None)
             if key not in once:
                 roles = resolve_agent_images(images, _roles(images, case, subjects, key[1]), agents)
-                subject = subjects.get(case.spec.subject, key[1]).record if case.spec.subject else None
-                once[key] = ArmInputs(roles, installed_agents(client, roles), subject)
+                subject = subjects.get(case.spec.subject, key[1]) if case.spec.subject else None
+                once[key] = ArmInputs(roles, installed_agents(client, roles), subject and subject.record,
+                                      subject and subject.tarball)
             found[(case.id, arm.name)] = once[key]
     return found
 

@@ -12,6 +12,9 @@ observation-based ``CheckResult``:
   reports how it ended.
 * ``browser`` builds in one fresh container and is observed in another
   (bench/grading/browser.py); the host decodes the frames and decides the predicates.
+* ``compile`` typechecks the submission's sources, picked out of the tar here, in a
+  fresh container with the subject installed from its tarball (bench/grading/typecheck.py);
+  the compiler only reads them.
 * ``allium-distill`` and ``allium-weed`` score a spec or a findings report against
   withheld golden data, on the host, from the workspace tar (bench/grading/allium.py).
 
@@ -29,7 +32,7 @@ from typing import Callable
 
 from ..errors import InfrastructureError
 from ..gatespec import Check, GateSpec
-from ..models import Limits, Verdict
+from ..models import Limits, SubjectRecord, Verdict
 from ..result_models import CheckResult
 from ..sandbox import SandboxFactory
 
@@ -58,6 +61,8 @@ class GradeContext:
     seat_need: str = "none"
     seat_mode: str | None = None
     seat_probes: SeatProbes = field(default_factory=SeatProbes)
+    subject: SubjectRecord | None = None  # the package under test, for checks that install it (compile)
+    subject_tarball: Path | None = None  # its tarball on the host, the bytes that SHA-256 names
 
 
 @dataclass(frozen=True)
@@ -71,9 +76,9 @@ class GradeOutcome:
 
 def grade(ctx: GradeContext, gate: GateSpec) -> GradeOutcome:
     """Every check runs (so the record shows each one) within the gate's wall clock; then decide."""
-    from . import allium, browser, command, grep
+    from . import allium, browser, command, grep, typecheck
 
-    executors = {"command": command.run, "grep": grep.run, "browser": browser.run,
+    executors = {"command": command.run, "grep": grep.run, "browser": browser.run, "compile": typecheck.run,
                  "allium-distill": allium.run_distill, "allium-weed": allium.run_weed}
     started = time.monotonic()
     deadline = started + gate.timeout_s

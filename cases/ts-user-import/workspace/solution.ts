@@ -1,0 +1,2 @@
+// Write importUser here: see PROMPT.md.
+export {};
