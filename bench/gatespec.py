@@ -34,7 +34,7 @@ class CommandCheck(CheckBase):
     withheld: list[str] = Field(
         default_factory=list, description="Files or folders of goldens/<case>/ this check needs (a withheld "
         "test). Each check runs in a fresh container of its own holding only these, root-owned and read-only, "
-        "under a random path named by $BENCH_WITHHELD. Never solution/ or gate.toml.")
+        "under a random path named by $BENCH_WITHHELD. Never solution/, answers/ or gate.toml.")
     nonce: bool = Field(
         False, description="The check passes only if stdout has a line equal to $BENCH_NONCE, a fresh random "
         "value per check: a withheld test prints it last, so linked code that fakes the output and exits "
@@ -47,12 +47,13 @@ class CommandCheck(CheckBase):
 
 
 def goldens_path(path: str) -> str:
-    """A plain path under goldens/<case>/ that a check may read: never the solution or the gate itself."""
+    """A plain path under goldens/<case>/ that a check may read: never the solution, the reference answers
+    (a grader holding them could grade by them) or the gate itself."""
     parts = Path(path).parts
     if not parts or Path(path).is_absolute() or ".." in parts:
         raise ValueError(f"{path!r} is not a plain path relative to goldens/<case>/")
-    if parts[0] in ("solution", "gate.toml"):
-        raise ValueError(f"{path!r}: the reference solution and gate.toml never reach a grader")
+    if parts[0] in ("solution", "answers", "gate.toml"):
+        raise ValueError(f"{path!r}: the reference solution, the reference answers and gate.toml never reach a grader")
     return path
 
 
@@ -277,7 +278,40 @@ class AlliumWeedCheck(AlliumCheck):
         None, description="Bounds this gate sets; any left out keep the divergence list's gate (itself the seed's).")
 
 
-Check = Annotated[Union[CommandCheck, GrepCheck, BrowserCheck, AlliumDistillCheck, AlliumWeedCheck],
+class CompileCheck(CheckBase):
+    """Typecheck the submission against the subject's public declarations; nothing of it ever runs.
+
+    The entry and every .ts/.tsx/.mts/.cts file under ``root`` (node_modules and dot
+    folders left out) are read from the workspace tar as regular files only, and compiled
+    in a disposable project inside the grader with the subject installed from its pinned
+    tarball (the run's --subject or arm's subject: when given), never the agent's copy.
+    """
+
+    kind: Literal["compile"]
+    root: str = Field(".", description="The submission's folder in the workspace.")
+    entry: str = Field("solution.ts", description="The entry file under root: a regular file, never a symlink.")
+    must_import: bool = Field(True, description="The submission must import the subject package (a submission that "
+                              "re-implements the API instead of using it fails).")
+    strict: bool = Field(True, description="TypeScript's strict mode.")
+    max_files: int = Field(200, ge=1, le=5000, description="The most source files typechecked; more is FAIL.")
+    max_kb: int = Field(1024, ge=1, le=65536, description="The most source bytes (KiB, all files); more is FAIL.")
+    timeout_s: int = Field(180, ge=1)
+
+    @field_validator("root")
+    @classmethod
+    def _root(cls, value: str) -> str:
+        return "." if value in (".", "") else workspace_file(value)
+
+    @field_validator("entry")
+    @classmethod
+    def _entry(cls, value: str) -> str:
+        if not value.endswith((".ts", ".tsx", ".mts", ".cts")) or value.endswith((".d.ts", ".d.mts", ".d.cts")):
+            raise ValueError(f"{value!r} is not a TypeScript source (.ts, .tsx, .mts or .cts, not a declaration file)")
+        return workspace_file(value)
+
+
+Check = Annotated[Union[CommandCheck, GrepCheck, BrowserCheck, AlliumDistillCheck, AlliumWeedCheck,
+                        CompileCheck],
                   Field(discriminator="kind")]
 
 

@@ -30,6 +30,18 @@ class ExpectationResult(BaseModel):
     evidence: str = Field("", description="What the operator saw, from assessment.json.")
 
 
+class Diagnostic(BaseModel):
+    """One compiler diagnostic of a `compile` check, with paths relative to the submission."""
+
+    model_config = ConfigDict(extra="forbid")
+    code: str = Field(description="TS<n> (the compiler's) or bench-<rule> (a refused construct).")
+    category: str = "error"
+    file: str | None = Field(None, description="Relative to the submission root; a subject file as node_modules/...")
+    line: int | None = None
+    column: int | None = None
+    message: str
+
+
 class CheckResult(BaseModel):
     model_config = ConfigDict(extra="forbid")  # a grader reporting a field this harness does not know is ERROR
 
@@ -57,6 +69,11 @@ class CheckResult(BaseModel):
     timings: dict[str, float] = Field(
         default_factory=dict, description="A browser check's seconds per stage: launch, seat, build, ready, steps, "
         "measure (where its time went; never a metric).")
+    diagnostics: list[Diagnostic] = Field(
+        default_factory=list, description="A compile check's compiler diagnostics and refused constructs, in order.")
+    package: dict[str, str] | None = Field(
+        None, description="A compile check's installed subject: name, version, tarball_sha256.")
+    files: list[str] = Field(default_factory=list, description="The submission files a compile check typechecked.")
     predicates: list[dict] = Field(
         default_factory=list,
         description="A browser check's predicates: name, kind, passed, values (the numbers), frames (saved as "
