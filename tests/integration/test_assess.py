@@ -115,7 +115,7 @@ def test_a_failed_must_avoid_makes_ok_false_and_exits_1(label, tmp_path):
 
 
 def test_a_hand_edited_assessment_fails_verify_naming_the_file(label, tmp_path):
-    bench("assess", str(label / TRIAL), str(scoring(tmp_path, (2, "fail"))), cwd=tmp_path)
+    assert bench("assess", str(label / TRIAL), str(scoring(tmp_path, (2, "fail"))), cwd=tmp_path).returncode == 1
     path = label / TRIAL / "assessment.json"
     edited = json.loads(path.read_text())
     edited["expectations"][0]["status"] = "pass"  # the operator's fail, turned into a pass afterwards
