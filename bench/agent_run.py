@@ -35,7 +35,7 @@ class AgentOutcome:
 @dataclass(frozen=True)
 class ExportOutcome:
     bytes: int
-    over_budget: str | None = None  # the reason, when the workspace passed the export budget
+    refused: str | None = None  # why the workspace cannot be graded (past the export budget, ...): the agent's FAIL
 
 
 def run_agent(run, trial, plan: AgentPlan, staged: ImageRecord | None, clock) -> tuple[AgentOutcome, ExportOutcome]:

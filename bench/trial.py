@@ -23,7 +23,7 @@ from pathlib import Path
 import docker
 
 from .agent_run import AgentOutcome, ExportOutcome, run_agent
-from .agents import Agent
+from .agents import Agent, AgentPlan
 from .assessment import unscored
 from .cases import Case
 from .docker_sandbox import open_sandbox
@@ -39,6 +39,7 @@ from .plugin import Plugin
 from .record import record
 from .sandbox import SandboxFactory
 from .staging import stage
+from .submission import pack_submission
 
 
 @dataclass
@@ -80,6 +81,7 @@ class TrialSpec:
     subject: SubjectRecord | None = None
     installed: AgentRecord | None = None  # the agent CLI its image carries (name, version, binary SHA-256)
     plugin: Plugin | None = None  # the arm's packed plugin checkout, laid read-only in the agent's container
+    submission: Path | None = None  # `bench grade`: a folder made outside bench, graded as the exported workspace
 
 
 def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
@@ -94,11 +96,8 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     try:
         plan = trial.agent.plan(trial.case, trial.arm.context)
         secrets = plan.redactions()  # handed to the agent, or held by its credential proxy: never recorded
-        with clock("stage"):
-            staged = stage(run.client, run.sandboxes, run.run_id, trial.case, trial.arm.context,
-                           trial.case_record.visible_hash, trial.images["agent"], trial.limits, trial.paths.setup_log)
+        agent, export, staged = produce(run, trial, plan, clock)
         images.update({"staged": staged} if staged else {})
-        agent, export = run_agent(run, trial, plan, staged, clock)
         result = _with_agent(result, agent, export)
         if gradable(agent, export):
             with clock("grade"):
@@ -121,6 +120,21 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     return result
 
 
+def produce(run: RunContext, trial: TrialSpec, plan: AgentPlan,
+            clock: Stopwatch) -> tuple[AgentOutcome, ExportOutcome, ImageRecord | None]:
+    """The work to grade, as workspace.tar: staged, done by the agent and exported (each phase timed), or for
+    `bench grade` a folder made outside bench, packed. Returns the staged image too, when there was one."""
+    if trial.submission is not None:
+        with clock("export"):
+            export = pack_submission(trial.submission, trial.paths.workspace_tar, trial.limits.export_max_mb)
+        return AgentOutcome(exit_code=None, timed_out=False), export, None
+    with clock("stage"):
+        staged = stage(run.client, run.sandboxes, run.run_id, trial.case, trial.arm.context,
+                       trial.case_record.visible_hash, trial.images["agent"], trial.limits, trial.paths.setup_log)
+    agent, export = run_agent(run, trial, plan, staged, clock)
+    return agent, export, staged
+
+
 def _finish(run: RunContext, result: TrialResult, clock: Stopwatch) -> TrialResult:
     update = {"finished_at": utcnow(), "phases": dict(clock.laps)}
     if run.cancel.is_set() and result.verdict is Verdict.ERROR:
@@ -138,7 +152,7 @@ def _with_agent(result: TrialResult, agent: AgentOutcome, export: ExportOutcome)
 
 def gradable(agent: AgentOutcome, export: ExportOutcome) -> bool:
     """A trial the agent already failed (timeout, a crossed budget) is not graded."""
-    return not agent.timed_out and agent.budget is None and export.over_budget is None
+    return not agent.timed_out and agent.budget is None and export.refused is None
 
 
 def verdict_of(limits: Limits, agent: AgentOutcome, export: ExportOutcome,
@@ -151,8 +165,8 @@ def verdict_of(limits: Limits, agent: AgentOutcome, export: ExportOutcome,
                               f"and was stopped")
     if agent.timed_out:
         return Verdict.FAIL, f"timeout: the agent ran past {limits.timeout_s} s and was killed"
-    if export.over_budget:
-        return Verdict.FAIL, export.over_budget
+    if export.refused:
+        return Verdict.FAIL, export.refused
     if graded is None:
         raise InfrastructureError("harness fault: a gradable trial was not graded")
     return graded.verdict, graded.reason
