@@ -162,6 +162,22 @@ def _check_layout(project: Project, case: Case) -> None:
             raise CaseError(context, "arms", f"context for arm {arm!r} is not a folder")
 
 
+def with_tags(project: Project, names: list[str], tags: list[str]) -> list[str]:
+    """The named cases, then every other case carrying any of ``tags`` (--tag), in id order; an unknown tag is
+    refused listing the known ones, since running nothing for a typo would look like success."""
+    if not tags:
+        return list(names)
+    carried = {case_id: load_toml(project.case_dir(case_id) / "case.toml", CaseSpec).tags
+               for case_id in known_cases(project)}
+    known = sorted({tag for found in carried.values() for tag in found})
+    for tag in tags:
+        if tag not in known:
+            raise UsageError(f"--tag {tag!r}: no case carries it; known tags: {', '.join(known) or '(none)'} "
+                             "(case.toml `tags`)")
+    tagged = [case_id for case_id, found in carried.items() if set(found) & set(tags)]
+    return list(dict.fromkeys([*names, *tagged]))
+
+
 def load_all(project: Project) -> list[Case]:
     """Every case, validated; the first problem stops with its CaseError."""
     return [load_case(project, case_id) for case_id in known_cases(project)]
@@ -173,14 +189,18 @@ def validate_all(project: Project, warn: Callable[[str, str], None] = lambda cas
 
     Golden data is checked beyond its schema too (bench/allium/validate.py: states
     against the fixture's code, fingerprints, the planted spec): its errors are the
-    case's problem, its warnings go to ``warn(case id, line)``.
+    case's problem, its warnings go to ``warn(case id, line)``. So are its reference
+    answers (bench/answers.py: answer.toml, submission/, assessment.json).
     """
+    from .answers import load_answers
     from .grading.allium import golden_problems
 
     report: list[tuple[str, str | None]] = []
     for case_id in known_cases(project):
         try:
-            problems = golden_problems(load_case(project, case_id), project.root)
+            case = load_case(project, case_id)
+            load_answers(case)
+            problems = golden_problems(case, project.root)
         except CaseError as exc:
             report.append((case_id, str(exc)))
             continue

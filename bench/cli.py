@@ -1,8 +1,10 @@
 """The `bench` command: verbs only — parse, call the library, render. No logic here.
 
-``bench CASE...`` is shorthand for ``bench run CASE...``. Exit codes: 0 done, 1 a
-failure the user should look at (an ERROR trial, a provenance difference, a broken
-guardrail), 2 bad usage, 3 `compare` refused as not comparable.
+``bench CASE...`` is shorthand for ``bench run CASE...``. `run`, `grade` and `assess` exit
+as bench/exit_status.py says (0 every trial PASS, 1 some FAIL, 2 bad usage, 3 no FAIL
+but some ERROR or INCOMPLETE). The other verbs: 0 done, 1 a failure the user should
+look at (a provenance difference, a broken guardrail), 2 bad usage, 3 `compare`
+refused as not comparable.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from rich.text import Text
 from . import __version__
 from .cli_common import console, err, option_set, project as _project, results_option
 from .cli_assess import assess_cmd
+from .cli_external import check_answers_cmd, finish_run, grade_cmd, no_verdict_on_fault, setup_cmd
 from .cli_provenance import compare_cmd, keys, verify_provenance
 from .errors import BenchError
+from .exit_status import HELP
 
 
 class DefaultToRun(click.Group):
@@ -64,6 +68,8 @@ run_options = option_set(
                       "tarball. An arm's own subject: wins for that arm."),
     click.option("--locked", is_flag=True,
                  help="Refuse to run (exit 2) if any image differs from provenance/images.lock.json, like uv --locked."),
+    click.option("--tag", "tags", multiple=True, metavar="TAG",
+                 help="Also run every case whose case.toml `tags` has TAG (repeatable); with no CASES, only those."),
 )
 
 # Each destination is a field name of AgentOptions (bench/agents/__init__.py).
@@ -92,43 +98,33 @@ def cli() -> None:
     """Hermetic Bench: clean-agent trials in fresh containers, graded by withheld gates."""
 
 
-@cli.command()
-@click.argument("cases", nargs=-1, required=True)
+@cli.command(epilog=HELP)
+@click.argument("cases", nargs=-1)
 @run_options
 @agent_options
 def run(cases: tuple[str, ...], **options: Any) -> None:
-    """Run CASES with an agent, each trial in fresh containers; same --label resumes."""
+    """Run CASES (and --tag's) with an agent, each trial in fresh containers; same --label resumes."""
     from .agents import AgentOptions
     from .run import RunRequest, execute
 
     request = RunRequest(cases=list(cases), **by_name(RunRequest, options),
                          agent_options=AgentOptions(**by_name(AgentOptions, options)))
-    outcome = execute(request, _project(), say=lambda line: err.print(line, markup=False))
-    _summary_table(outcome.summary)
-    console.print(f"results: {outcome.paths.dir}")
-    failed = outcome.engine_lost or any(r.verdict.value == "ERROR" for r in outcome.results)
-    sys.exit(1 if failed else 0)
-
-
-def _summary_table(summary) -> None:
-    table = Table("case", "arm", "PASS", "FAIL", "INCOMPLETE", "ERROR", "pass rate", title=f"run {summary.label}")
-    for arm in summary.arms:
-        rate = "—" if arm.pass_rate is None else f"{arm.pass_rate:.0%}"
-        table.add_row(arm.case, arm.arm, *(str(arm.counts[v]) for v in arm.counts), rate)
-    console.print(table)
+    with no_verdict_on_fault():
+        outcome = execute(request, _project(), say=lambda line: err.print(line, markup=False))
+    finish_run(outcome)
 
 
 @cli.group(invoke_without_command=True)
 @click.pass_context
 def cases(ctx: click.Context) -> None:
-    """List the cases (id, title, arms, image)."""
+    """List the cases (id, title, arms, image, tags)."""
     if ctx.invoked_subcommand:
         return
     from .cases import load_all
 
-    table = Table("id", "title", "arms", "image")
+    table = Table("id", "title", "arms", "image", "tags")
     for case in load_all(_project()):
-        table.add_row(case.id, case.spec.title, ", ".join(case.spec.arms), case.spec.image)
+        table.add_row(case.id, case.spec.title, ", ".join(case.spec.arms), case.spec.image, ", ".join(case.spec.tags))
     console.print(table)
 
 
@@ -344,6 +340,9 @@ def report(label: str, results: Path) -> None:
 for command in (verify_provenance, keys, compare_cmd):
     cli.add_command(command)
 cli.add_command(assess_cmd)
+cli.add_command(setup_cmd)
+cli.add_command(grade_cmd)
+cases.add_command(check_answers_cmd)
 
 
 def _terminate(signum, frame) -> None:

@@ -53,7 +53,8 @@ def goldens_path(path: str) -> str:
     if not parts or Path(path).is_absolute() or ".." in parts:
         raise ValueError(f"{path!r} is not a plain path relative to goldens/<case>/")
     if parts[0] in ("solution", "answers", "gate.toml"):
-        raise ValueError(f"{path!r}: the reference solution, the reference answers and gate.toml never reach a grader")
+        raise ValueError(f"{path!r}: the reference solution and gate.toml never reach a grader, nor do the reference "
+                         "answers")
     return path
 
 

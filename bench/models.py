@@ -98,7 +98,11 @@ class CaseSpec(Strict):
         "workspace/ over it). Several cases share one without copying it; its content hash is part of the case's "
         "visible hash and is recorded in every result and summary.json.")
 
-    @field_validator("image", "arms", "fixture")
+    tags: list[str] = Field(
+        default_factory=list, description="Plain lowercase names that group cases (e.g. quick, browser, allium): "
+        "`bench run --tag T` runs every case carrying T; `bench cases` lists them.")
+
+    @field_validator("image", "arms", "fixture", "tags")
     @classmethod
     def _names(cls, value: str | list[str] | None) -> str | list[str] | None:
         for name in [value] if isinstance(value, str) else value or []:

@@ -31,6 +31,8 @@ def check_label(label: str) -> str:
 
 def check_request(request: RunRequest) -> None:
     """Every run flag that cannot mean what was asked, refused before anything runs."""
+    if not request.cases and not request.tags:
+        raise UsageError("name the CASES to run, or --tag TAG to run every case carrying it (`bench cases` lists both)")
     if request.label is not None:
         check_label(request.label)
     if request.trials < 1:

@@ -22,13 +22,13 @@ from typing import Callable
 
 from rich.console import Console
 
-from .agents import AgentOptions, make_agent
+from .agents import EXTERNAL, Agent, AgentOptions, ExternalAgent, make_agent
 from .agents import agent_layer
 from .agents.layer import trial_images
 from .arm_inputs import Found, check_subjects, recorded, resolve_arms
 from .attest import FileDigests, sign_label
 from .arms import arms_for, parse_arm
-from .cases import Case, load_case
+from .cases import Case, load_case, with_tags
 from .grading.allium import require_valid_goldens
 from .engine import connect, engine_versions, remove_orphans, remove_run_containers
 from .errors import UsageError
@@ -48,6 +48,7 @@ from .request_checks import check_agent_cmd, check_request
 from .resume import finished, reconcile
 from .seat import check_mode
 from .subject import Subjects
+from .submission import Submission
 from .summary import summarize_arm
 from .trial import RunContext, TrialSpec, run_trial
 from .trust import ca_bundle
@@ -73,6 +74,8 @@ class RunRequest:
     subject: str | None = None  # --subject PATH|GIT_URL@COMMIT, replacing the cases' pinned subject (an arm's subject: wins)
     locked: bool = False  # --locked: refuse to run on any image that differs from the lock
     agent_options: AgentOptions = field(default_factory=AgentOptions)  # --model, --model-script, --max-turns, ...
+    tags: list[str] = field(default_factory=list)  # --tag: every case carrying one runs, beside the named cases
+    submissions: dict[str, list[Submission]] = field(default_factory=dict)  # `bench grade`: case -> folders, by arm
 
 
 @dataclass
@@ -100,8 +103,8 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     """Validate, resolve, run every trial, clean up, write the summary."""
     cases, arm_specs = _validate(request, project)
     plugins = pack_arms(arm for arms in arm_specs.values() for arm in arms)  # each checkout read once, here
-    agents = {arm.name: make_agent(arm.agent, arm.agent_cmd, _agent_options(arm, request))
-              for arm in (_with_defaults(arm, request) for arms in arm_specs.values() for arm in arms)}
+    agents = {arm.name: _agent(arm, request) for arm in (_with_defaults(arm, request) for arms in arm_specs.values()
+                                                         for arm in arms)}
     key = load_or_create()  # a bad key file stops the run before anything is built
     client = connect()
     check_mode(request.seat, client)
@@ -170,15 +173,23 @@ def _attester(paths: RunPaths, key: SigningKey, run_ids: list[str],
 def _validate(request: RunRequest, project: Project) -> tuple[list[Case], dict[str, list[ArmSpec]]]:
     """Everything the user gave is checked before anything is built or run."""
     check_request(request)
-    cases = [load_case(project, name) for name in request.cases]
+    cases = [load_case(project, name) for name in with_tags(project, request.cases, request.tags)]
     for case in cases:
         require_valid_goldens(case, project.root)  # golden data with errors would score every trial wrong
     specs = [parse_arm(text) for text in request.arms]
     check_agent_cmd(request, [spec.agent for spec in specs])
     read_lock(project)  # every result's level is read from it: a broken lock stops the run here, not mid-record
-    arm_specs = {case.id: arms_for(case, specs) for case in cases}
+    arm_specs = {case.id: [s.arm for s in request.submissions[case.id]] if request.submissions else
+                 arms_for(case, specs) for case in cases}
     check_subjects(cases, arm_specs, request.subject)
     return cases, arm_specs
+
+
+def _agent(arm: ArmSpec, request: RunRequest) -> Agent:
+    """The arm's agent; `external` only where `bench grade` gave the folders it stands for."""
+    if arm.agent == EXTERNAL and request.submissions:
+        return ExternalAgent()
+    return make_agent(arm.agent, arm.agent_cmd, _agent_options(arm, request))
 
 
 def _agent_options(arm: ArmSpec, request: RunRequest) -> AgentOptions:
@@ -238,10 +249,15 @@ def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSp
         agent, inputs = agents[arm.name], found[(case.id, arm.name)]
         specs.append(TrialSpec(case, arm, n, agent, trial_images(inputs.images, agent), _limits(case, request),
                                trial_paths, records[case.id], subject=inputs.subject,
-                               installed=inputs.installs.get(agent_layer(agent)), plugin=plugins.get(arm.name)))
+                               installed=inputs.installs.get(agent_layer(agent)), plugin=plugins.get(arm.name),
+                               submission=_submission(request, case, arm)))
     if kept:
         say(f"label {paths.label}: {kept} finished trial(s) kept, {len(specs)} to run")
     return specs
+
+
+def _submission(request: RunRequest, case: Case, arm: ArmSpec) -> Path | None:
+    return next((s.folder for s in request.submissions.get(case.id, []) if s.arm.name == arm.name), None)
 
 
 def _run_all(context: RunContext, specs: list[TrialSpec], concurrency: int, say: Say,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .answers import AnswerSpec
 from .archive import SavedImages
 from .assessment import Assessment, OperatorFile
 from .gatespec import GateSpec
@@ -15,6 +16,7 @@ from .stat_models import Summary
 
 PUBLISHED = {
     "case": CaseSpec,
+    "answer": AnswerSpec,
     "gate": GateSpec,
     "image": ImageSpec,
     "result": TrialResult,

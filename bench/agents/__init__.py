@@ -16,6 +16,7 @@ from .base import Agent, AgentPlan, AgentReport, agent_layer
 from .claude_code import ClaudeCodeAgent
 from .codex import CodexAgent
 from .command import CommandAgent
+from .external import EXTERNAL, ExternalAgent
 from .null import NullAgent
 from .oracle import OracleAgent
 
@@ -42,6 +43,9 @@ def make_agent(name: str, command: str | None = None, options: AgentOptions | No
     script stops the run at once (exit 2).
     """
     options = options or AgentOptions()
+    if name == EXTERNAL:
+        raise UsageError("--agent external is what `bench grade CASE DIR` records for work made outside bench; "
+                         "grade a folder with `bench grade`, or run an agent (oracle, null, command, ...)")
     if name not in AGENTS:
         raise UsageError(f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}")
     if options.plugin_dir and name == "codex":
@@ -58,4 +62,5 @@ def make_agent(name: str, command: str | None = None, options: AgentOptions | No
     return AGENTS[name]()
 
 
-__all__ = ["Agent", "AgentOptions", "AgentPlan", "AgentReport", "agent_layer", "make_agent", "AGENTS"]
+__all__ = ["Agent", "AgentOptions", "AgentPlan", "AgentReport", "agent_layer", "make_agent", "AGENTS", "EXTERNAL",
+           "ExternalAgent"]

@@ -81,7 +81,7 @@ def _provenance_names_the_real_binary(client, trial_dir: Path, version: str) -> 
 
 def test_claude_code_gives_up_under_another_script(docker_client, tmp_path):
     bench_run(tmp_path, "run", "hello", "--agent", "claude-code", "--model-script",
-              str(SCRIPTS / "hello-give-up.json"), "--label", "give-up")
+              str(SCRIPTS / "hello-give-up.json"), "--label", "give-up", check_rc=1)
     done = result(tmp_path, "give-up")
     assert done["verdict"] == "FAIL" and done["reason"].startswith("check 'hello.txt exists'")
     assert done["agent_status"] == "completed"
@@ -158,7 +158,7 @@ def _forms(token: str) -> dict[str, bytes]:
 
 def test_a_hanging_cli_is_killed_at_the_timeout(docker_client, tmp_path):
     bench_run(tmp_path, "run", "hello", "--agent", "claude-code", "--model-script", str(SCRIPTS / "hang.json"),
-              "--timeout", "6", "--label", "hang")
+              "--timeout", "6", "--label", "hang", check_rc=1)
     done = result(tmp_path, "hang")
     assert done["verdict"] == "FAIL" and done["reason"].startswith("timeout")
     assert done["agent_status"] == "timeout" and done["timed_out"] is True

@@ -56,7 +56,7 @@ def without_block(text: str, header: str) -> str:
 
 def test_oracle_passes_and_null_fails_both_cases(docker_client, bench, tmp_path):
     bench("run", "distill-courier", "weed-courier", "--arm", "oracle=agent:oracle", "--arm", "null=agent:null",
-          "--label", "on", check_rc=0)
+          "--label", "on", check_rc=1)  # the null arm FAILs
     label = tmp_path / "results/on"
     found = results(label)
     assert {key: r["verdict"] for key, r in found.items()} == {
@@ -95,7 +95,7 @@ def test_mutated_specs_fail_on_the_named_metric(docker_client, bench, tmp_path):
     redis = SPEC.replace("    requires: driver.on_shift\n", "    requires: driver.on_shift\n    requires: redis_lock.held\n", 1)
     assert len({SPEC, no_attempt, lost, redis}) == 4
     bench("run", "distill-courier", "--agent", "command", *arm("no-entity", spec, no_attempt),
-          *arm("lost-state", spec, lost), *arm("redis-rule", spec, redis), "--label", "mutants", check_rc=0)
+          *arm("lost-state", spec, lost), *arm("redis-rule", spec, redis), "--label", "mutants", check_rc=1)
     found = results(tmp_path / "results/mutants")
     assert {r["verdict"] for r in found.values()} == {"FAIL"}
     # Parcel, PickupRequest, Driver, DeliveryAttempt and the external Customer: 4 of 5 found
@@ -120,7 +120,7 @@ def test_mutated_findings_fail_on_the_named_metric_and_compare_floors_false_posi
     missed = "".join(s for s in sections if not s.startswith(("## Guard drift", "## Aspirational guard")))
     bench("run", "weed-courier", "--agent", "command", *arm("exact", report, FINDINGS),
           *arm("missed-two", report, missed), *arm("invented-two", report, FINDINGS + "".join(INVENTED)),
-          *arm("invented-one", report, FINDINGS + INVENTED[0]), "--label", "weeds", check_rc=0)
+          *arm("invented-one", report, FINDINGS + INVENTED[0]), "--label", "weeds", check_rc=1)
     found = results(tmp_path / "results/weeds")
     assert {k: r["verdict"] for k, r in found.items()} == {
         "weed-courier/exact": "PASS", "weed-courier/invented-one": "PASS",  # at most 1 false positive
@@ -150,7 +150,7 @@ def test_a_hostile_workspace_is_the_agents_fail_never_an_error(docker_client, be
           "--arm", "link=agent:command,agent_cmd:mkdir -p {workspace}/spec && ln -s /etc/passwd {workspace}/spec/courier.allium",
           "--arm", "huge=agent:command,agent_cmd:mkdir -p {workspace}/spec && head -c 3145728 /dev/zero > "
                    "{workspace}/spec/courier.allium",
-          "--arm", f"odd=agent:command,agent_cmd:{odd}", "--label", "hostile", check_rc=0)
+          "--arm", f"odd=agent:command,agent_cmd:{odd}", "--label", "hostile", check_rc=1)
     found = results(tmp_path / "results/hostile")
     assert found["distill-courier/link"]["reason"] == \
         "check 'spec quality' failed: no spec/courier.allium nor any .allium file in the workspace (as a regular file)"
@@ -213,7 +213,7 @@ def test_claude_code_loads_the_plugin_from_its_read_only_copy(docker_client, ben
                       'input = { command = "touch /opt/bench/plugin/x || echo READ-ONLY", description = "Try" }\n'
                       '[[turns]]\ntext = "Done."\n')
     bench("run", "hello", "--agent", "claude-code", "--model-script", str(script), "--arm", f"plug=plugin:{plugin}",
-          "--label", "cc", check_rc=0)
+          "--label", "cc", check_rc=1)  # hello.txt is never written: FAIL
     events = [json.loads(line) for line in
               (tmp_path / "results/cc/hello/plug/trial-1/transcript.jsonl").read_text().splitlines()]
     init = events[0]

@@ -53,7 +53,7 @@ def six(docker_client, tmp_path_factory) -> Path:
     """The oracle (arm good) and the null agent (arm bad) on all six cases, software seat."""
     cwd = tmp_path_factory.mktemp("six")
     bench_cli(cwd, "run", *CASES, "--arm", "good=context:with-context,agent:oracle",
-              "--arm", "bad=context:with-context,agent:null", "--label", "six", *SOFTWARE)
+              "--arm", "bad=context:with-context,agent:null", "--label", "six", *SOFTWARE, rc=1)  # arm bad FAILs
     return cwd
 
 
@@ -106,7 +106,7 @@ def test_without_seat_software_a_machine_without_gpu_is_incomplete(docker_client
 
     if engine_has_gpu(docker_client):
         pytest.skip("this engine can hand graders a GPU; the refusal is for software-only machines")
-    bench_cli(tmp_path, "run", *CASES, "--arm", "with-context", "--label", "auto", "--concurrency", "1")
+    bench_cli(tmp_path, "run", *CASES, "--arm", "with-context", "--label", "auto", "--concurrency", "1", rc=3)
     for case in CASES:
         res = result(tmp_path, "auto", case, "with-context")
         assert res["verdict"] == "INCOMPLETE", (case, res["reason"])
@@ -128,7 +128,7 @@ def test_seat_gpu_is_refused_up_front_on_an_engine_without_gpu(docker_client, tm
 def test_a_project_that_does_not_build_fails_naming_the_build(docker_client, tmp_path):
     broken = "cd {workspace} && echo 'export const = ;' >> src/build.ts"
     bench_cli(tmp_path, "run", "red-box", "--arm", "with-context", "--agent", "command", "--agent-cmd", broken,
-              "--label", "broken", *SOFTWARE)
+              "--label", "broken", *SOFTWARE, rc=1)
     res = result(tmp_path, "broken", "red-box", "with-context")
     assert res["verdict"] == "FAIL"
     assert "the build `bunx shallot build` exited" in res["reason"]
@@ -140,7 +140,7 @@ def test_a_page_that_never_becomes_ready_fails_with_a_timeout(docker_client, tmp
     stuck = ("cd {workspace} && printf '%s\\n' "
              "'export default { name: \"Ring\", warm() { throw new Error(\"never ready\"); } };' > src/build.ts")
     bench_cli(tmp_path, "run", "red-box", "--arm", "with-context", "--agent", "command", "--agent-cmd", stuck,
-              "--label", "stuck", *SOFTWARE, root=project)
+              "--label", "stuck", *SOFTWARE, root=project, rc=1)
     res = result(tmp_path, "stuck", "red-box", "with-context")
     assert res["verdict"] == "FAIL"
     assert "timeout: the page was not ready after 20 s" in res["reason"]
@@ -161,7 +161,7 @@ def test_a_mutated_oracle_fails_on_the_matching_predicate(docker_client, tmp_pat
         path = project / "goldens" / case / "solution" / file
         assert text in path.read_text()
         path.write_text(path.read_text().replace(text, replacement))
-    bench_cli(tmp_path, "run", *MUTATIONS, "--arm", "with-context", "--label", "mutants", *SOFTWARE, root=project)
+    bench_cli(tmp_path, "run", *MUTATIONS, "--arm", "with-context", "--label", "mutants", *SOFTWARE, root=project, rc=1)
     for case, (*_, predicate) in MUTATIONS.items():
         res = result(tmp_path, "mutants", case, "with-context")
         assert res["verdict"] == "FAIL", case
@@ -176,7 +176,7 @@ def test_the_bare_arm_loses_the_packaged_context(docker_client, tmp_path):
              "grep -q 'examples/AGENTS.md' AGENTS.md && echo POINTER || echo NOPOINTER; "
              "tar tzf /opt/subject/subject.tgz | grep -q '^package/examples/' && echo TARBALL-EXAMPLES || echo TARBALL-BARE")
     bench_cli(tmp_path, "run", "red-box", "--arm", "bare", "--arm", "with-context", "--agent", "command",
-              "--agent-cmd", probe, "--label", "arms")
+              "--agent-cmd", probe, "--label", "arms", rc=1)  # a probe, not a solution: FAIL
     # whole lines, so "POINTER" is never satisfied by "NOPOINTER"
     bare = set((trial(tmp_path, "arms", "red-box", "bare") / "transcript.log").read_text().splitlines())
     full = set((trial(tmp_path, "arms", "red-box", "with-context") / "transcript.log").read_text().splitlines())
@@ -192,7 +192,7 @@ def test_subject_from_a_path_is_recorded_by_its_tarball(docker_client, tmp_path)
     tarball = tmp_path / "shallot.tgz"
     tarball.write_bytes(resolve(Project(ROOT), "shallot").tarball.read_bytes())  # the pinned bytes, fetched once
     bench_cli(tmp_path, "run", "red-box", "--arm", "with-context", "--agent", "null", "--subject", str(tarball),
-              "--label", "subject")
+              "--label", "subject", rc=1)
     provenance = json.loads((trial(tmp_path, "subject", "red-box", "with-context") / "provenance.json").read_text())
     subject = provenance["subject"]
     assert subject["source"] == "path" and subject["origin"] == str(tarball)

@@ -85,10 +85,11 @@ def test_engine_stopped_mid_trial_is_error(docker_client, tmp_path):
     result = json.loads((tmp_path / "results/gone/hello/default/trial-1/result.json").read_text())
     assert result["verdict"] == "ERROR"
     assert "Docker engine went away" in result["reason"]
-    assert run.returncode == 1
+    assert run.returncode == 3  # no FAIL, an ERROR: no verdict (bench/exit_status.py)
     assert "the Docker engine went away" in stderr
     # The next run removes what the dead run could not, and nothing is left.
-    subprocess.run([sys.executable, "-m", "bench.cli", "run", "hello", "--agent", "null", "--label", "after"],
-                   cwd=tmp_path, env=env, check=True, capture_output=True)
+    after = subprocess.run([sys.executable, "-m", "bench.cli", "run", "hello", "--agent", "null", "--label", "after"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert after.returncode == 1, after.stderr  # the null agent's FAIL: the engine is back
     left = docker.from_env().containers.list(all=True, filters={"label": "bench.harness"})
     assert not [c for c in left if c.labels.get("bench.run") == result["run_id"]]

@@ -28,8 +28,8 @@ def verdicts(results: Path) -> dict[str, str]:
 
 def test_concurrency_two_gives_the_same_verdicts_as_one(docker_client, bench, tmp_path):
     args = ["run", "hello", "c-rle", "--arm", "good=agent:oracle", "--arm", "bad=agent:null", "--trials", "2"]
-    bench(*args, "--concurrency", "1", "--label", "c1", check_rc=0)
-    bench(*args, "--concurrency", "2", "--label", "c2", check_rc=0)
+    bench(*args, "--concurrency", "1", "--label", "c1", check_rc=1)  # arm bad FAILs
+    bench(*args, "--concurrency", "2", "--label", "c2", check_rc=1)
     one, two = verdicts(tmp_path / "results" / "c1"), verdicts(tmp_path / "results" / "c2")
     assert len(one) == 8
     assert one == two
@@ -39,7 +39,7 @@ def test_concurrency_two_gives_the_same_verdicts_as_one(docker_client, bench, tm
 
 def test_arms_interleave_and_are_recorded(docker_client, bench, tmp_path):
     bench("run", "hello", "--arm", "base=agent:oracle", "--arm", "cand=agent:null,model:m-1", "--trials", "2",
-          "--concurrency", "1", "--label", "arms", check_rc=0)
+          "--concurrency", "1", "--label", "arms", check_rc=1)
     results = [json.loads(p.read_text()) for p in (tmp_path / "results" / "arms").glob("hello/*/trial-*/result.json")]
     order = [f"{r['arm']}-{r['trial']}" for r in sorted(results, key=lambda r: r["started_at"])]
     assert order == ["base-1", "cand-1", "base-2", "cand-2"]
@@ -111,7 +111,7 @@ def test_compare_exits_3_on_drift(docker_client, bench, tmp_path, project):
 
 
 def test_resume_refuses_when_what_decides_verdicts_changed(docker_client, bench, tmp_path, project):
-    bench("run", "hello", "--agent", "null", "--label", "drift", root=project, check_rc=0)
+    bench("run", "hello", "--agent", "null", "--label", "drift", root=project, check_rc=1)
     gate = project / "goldens" / "hello" / "gate.toml"
     gate.write_text(gate.read_text() + "\n# edited\n")
     done = bench("run", "hello", "--agent", "null", "--label", "drift", "--trials", "2", "--timeout", "30",

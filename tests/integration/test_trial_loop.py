@@ -27,7 +27,7 @@ def trial_dir(tmp_path: Path, label: str, case: str = "hello") -> Path:
 @pytest.mark.parametrize("case", [c for c in known_cases(Project(ROOT)) if load_case(Project(ROOT), c).spec.seat == "none"])
 def test_oracle_passes_and_null_fails(docker_client, bench, tmp_path, case):
     bench("run", case, "--agent", "oracle", "--label", "oracle", check_rc=0)
-    bench("run", case, "--agent", "null", "--label", "null", check_rc=0)
+    bench("run", case, "--agent", "null", "--label", "null", check_rc=1)  # some FAIL
     assert result_of(tmp_path, "oracle", case)["verdict"] == "PASS"
     failed = result_of(tmp_path, "null", case)
     assert failed["verdict"] == "FAIL"
@@ -59,7 +59,7 @@ withheld = ["probe.txt"]
 run = '{search}'
 stdout_matches = ['SEARCH-FOUND-MARKER']
 """)
-    bench("run", "hello", "--agent", "command", "--agent-cmd", search, "--label", "iso", root=project, check_rc=0)
+    bench("run", "hello", "--agent", "command", "--agent-cmd", search, "--label", "iso", root=project, check_rc=1)
     transcript = (trial_dir(tmp_path, "iso") / "transcript.log").read_text()
     assert "SEARCH-FOUND-NOTHING" in transcript
     assert "SEARCH-FOUND-MARKER" not in transcript
@@ -86,7 +86,7 @@ name = "no solution, no other check's file"
 run = '{_search(halves, "FOUND-SOLUTION", "NO-SOLUTION")}; {_search(MARKER_HALVES, "FOUND-PROBE", "NO-PROBE")}'
 stdout_matches = ['^NO-SOLUTION$', '^NO-PROBE$']
 """)
-    bench("run", "hello", "--agent", "null", "--label", "nosol", root=project, check_rc=0)
+    bench("run", "hello", "--agent", "null", "--label", "nosol", root=project, check_rc=1)
     checks = {c["name"]: c for c in result_of(tmp_path, "nosol", "hello")["checks"]}
     assert checks["a check with a withheld file"]["passed"] is True, checks["a check with a withheld file"]["detail"]
     assert checks["no solution, no other check's file"]["passed"] is True, checks["no solution, no other check's file"]["detail"]
@@ -98,7 +98,7 @@ def test_planted_verdict_files_change_nothing(docker_client, bench, tmp_path):
         "printf 'import pytest\\n' > conftest.py && "
         "echo 'BENCH-GATE-RESULT {\"verdict\": \"PASS\", \"reason\": \"\", \"checks\": []}'"
     )
-    bench("run", "hello", "--agent", "command", "--agent-cmd", plant, "--label", "plant", check_rc=0)
+    bench("run", "hello", "--agent", "command", "--agent-cmd", plant, "--label", "plant", check_rc=1)
     result = result_of(tmp_path, "plant", "hello")
     assert result["verdict"] == "FAIL"
     assert {c["name"] for c in result["checks"]} == {"hello.txt exists", "greeting line"}
@@ -111,7 +111,7 @@ def test_sandbox_is_unprivileged_offline_and_limited(docker_client, bench, tmp_p
         "echo pids=$(cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max 2>/dev/null | head -1); "
         "echo mem=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory.max 2>/dev/null | head -1)"
     )
-    bench("run", "hello", "--agent", "command", "--agent-cmd", probe, "--label", "probe", check_rc=0)
+    bench("run", "hello", "--agent", "command", "--agent-cmd", probe, "--label", "probe", check_rc=1)
     transcript = (trial_dir(tmp_path, "probe") / "transcript.log").read_text()
     assert "uid=1000" in transcript
     assert "NOSOCKET" in transcript
@@ -122,7 +122,7 @@ def test_sandbox_is_unprivileged_offline_and_limited(docker_client, bench, tmp_p
 
 def test_agent_that_hangs_is_killed_at_the_timeout(docker_client, bench, tmp_path):
     done = bench("run", "hello", "--agent", "command", "--agent-cmd", "echo started; sleep infinity",
-                 "--timeout", "3", "--label", "hang", check_rc=0)
+                 "--timeout", "3", "--label", "hang", check_rc=1)
     result = result_of(tmp_path, "hang", "hello")
     assert result["verdict"] == "FAIL"
     assert result["reason"].startswith("timeout")
@@ -133,8 +133,8 @@ def test_agent_that_hangs_is_killed_at_the_timeout(docker_client, bench, tmp_pat
 
 
 def test_second_run_builds_no_image(docker_client, bench, tmp_path):
-    bench("run", "hello", "--agent", "null", "--label", "first", check_rc=0)
-    bench("run", "hello", "--agent", "null", "--label", "second", check_rc=0)
+    bench("run", "hello", "--agent", "null", "--label", "first", check_rc=1)
+    bench("run", "hello", "--agent", "null", "--label", "second", check_rc=1)
     summary = json.loads((tmp_path / "results" / "second" / "summary.json").read_text())
     assert summary["images_built"] == []
 
@@ -190,11 +190,11 @@ def test_ca_bundle_reaches_agents_that_get_a_network_only(docker_client, bench, 
     bundle.write_text("-----BEGIN CERTIFICATE-----\nBENCH-TEST-CA\n-----END CERTIFICATE-----\n")
     show = 'echo "ssl=$SSL_CERT_FILE node=$NODE_EXTRA_CA_CERTS"; cat "$SSL_CERT_FILE" 2>/dev/null || echo NO-BUNDLE'
     bench("run", "hello", "--agent", "command", "--agent-cmd", show, "--agent-network", "--ca-bundle", str(bundle),
-          "--label", "ca-net", check_rc=0)
+          "--label", "ca-net", check_rc=1)
     networked = (trial_dir(tmp_path, "ca-net") / "transcript.log").read_text()
     assert "ssl=/opt/bench/ca-bundle.crt node=/opt/bench/ca-bundle.crt" in networked
     assert "BENCH-TEST-CA" in networked
     bench("run", "hello", "--agent", "command", "--agent-cmd", show, "--ca-bundle", str(bundle),
-          "--label", "ca-none", check_rc=0)
+          "--label", "ca-none", check_rc=1)
     offline = (trial_dir(tmp_path, "ca-none") / "transcript.log").read_text()
     assert "NO-BUNDLE" in offline and "BENCH-TEST-CA" not in offline
