@@ -31,16 +31,21 @@
 
       # One image output per name, each a folder of images/ (test_flake.py refuses a name
       # without a folder): every pinned image has a Nix recipe.
-      imageNames = [ "base" "toolchain" "seat" "shallot" "claude-code" "codex" "node" ];
+      imageNames = [ "base" "toolchain" "seat" "shallot" "claude-code" "codex" "node" "zig" ];
 
       # images/<name>/image.toml, read by Nix: the flake pins the very artifacts images/ pins
       # (the same URL and registry integrity), and takes the agent labels from there too.
       imageToml = name: builtins.fromTOML (builtins.readFile (./images + "/${name}/image.toml"));
       pinned = pkgs: name: pinnedFile pkgs name (builtins.head (imageToml name).fetch).name;
-      # One named [[fetch]] of images/<name>/image.toml (those pinned by integrity).
+      # One named [[fetch]] of images/<name>/image.toml, by its registry integrity or its SHA-256.
       pinnedFile = pkgs: name: file:
         let item = lib.findFirst (f: f.name == file) null (imageToml name).fetch; in
-        pkgs.fetchurl { url = item.url; hash = item.integrity; };
+        pkgs.fetchurl ({ url = item.url; } // (if item ? integrity then { hash = item.integrity; } else { sha256 = item.sha256; }));
+      # An image's labels over its parents' (images/zig reports node's toolchains as well as its own).
+      labelsOf = name: let spec = imageToml name; in
+        (if spec ? parent then labelsOf spec.parent else { }) // (spec.labels or { });
+      # The `env` table of images/<name>/image.toml as NAME=value lines.
+      envOf = name: let env = (imageToml name).env or { }; in map (key: "${key}=${env.${key}}") (builtins.attrNames env);
       # An npm tarball unpacked under /opt; `paths` and `strip` as images/<name>/install.sh has them.
       unpacked = pkgs: name: dir: strip: paths: pkgs.runCommand "bench-${name}-files" { } ''
         mkdir -p $out/${dir}
@@ -172,6 +177,19 @@
           rootCommands = "mkdir -p ./usr/local/bin && " + shim "${files}/opt/typescript/bin/tsc" + "tsc && "
             + shim "${files}/opt/pnpm/bin/pnpm.mjs" + "pnpm && chmod 755 ./usr/local/bin/tsc ./usr/local/bin/pnpm";
         };
+        # Zig on the node recipe (images/zig): the official build from the very wheel images/zig pins
+        # (its `zig` is static), unzipped as images/zig/install.sh unpacks it.
+        zig = let
+          node = (recipes pkgs).node;
+          files = pkgs.runCommand "bench-zig-files" { nativeBuildInputs = [ pkgs.unzip ]; } ''
+            unzip -q ${pinned pkgs "zig"} 'ziglang/zig' 'ziglang/LICENSE' 'ziglang/lib/*' -d wheel
+            mkdir -p $out/opt && mv wheel/ziglang $out/opt/zig
+          '';
+        in {
+          contents = node.contents ++ [ files ];
+          env = node.env ++ envOf "zig";
+          rootCommands = node.rootCommands + "\nln -sf ${files}/opt/zig/zig ./usr/local/bin/zig";
+        };
       };
 
       # A fixed `created` and layered store paths: same inputs, same config, same image ID.
@@ -192,7 +210,7 @@
             Cmd = [ "/bin/sh" ];
             Env = [ "PATH=/usr/local/bin:/bin:/usr/bin" "LANG=C.UTF-8" "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt" ]
               ++ recipe.env;
-            Labels = ((imageToml name).labels or { }) // {
+            Labels = labelsOf name // {
               "bench.harness" = "hermetic-bench";
               "bench.image" = name;
               "bench.builder" = "dockertools";

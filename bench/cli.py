@@ -174,10 +174,10 @@ def images_pin(names, ca_bundle) -> None:
 
 @images.command("list")
 def images_list() -> None:
-    """Name, tag, image ID and size of every image, and whether the lock agrees."""
+    """Name, tag, image ID, size and toolchains of every image, and whether the lock agrees."""
     from .lock import listing
 
-    table = Table("name", "tag", "image ID", "size", "lock")
+    table = Table("name", "tag", "image ID", "size", "toolchains", "lock")
     for row in listing(_project()):
         table.add_row(*row)
     console.print(table)

@@ -33,7 +33,7 @@ from .engine import engine_faults, harness_labels, owner_labels, patient
 from .errors import CaseError, InfrastructureError, UsageError
 from .hashing import combine, filesystem_digest, sha256_file, short_tag, tree_digest
 from .image_spec import ImageSpec
-from .models import ImageRecord, LockEntry
+from .models import ImageRecord, LockEntry, toolchains_of
 from .paths import Project
 from .layer_build import CONTAINER_VOLATILE
 from .layer_build import build as build_layer_image
@@ -108,7 +108,8 @@ class Images:
         tag = self.tag(name)
         build = lambda: self._build(name, tag)
         image = self.build_once(name, tag, build) if not force else self._built(name, tag, build, "")
-        record = self._with_digest(ImageRecord(name=name, tag=tag, id=image.id), image)
+        record = self._with_digest(ImageRecord(name=name, tag=tag, id=image.id, toolchains=toolchains_of(image.labels)),
+                                   image)
         self._resolved[name] = record
         return record
 
@@ -128,7 +129,8 @@ class Images:
             raise UsageError(f"image {name!r} ({entry.id[7:19]}) was loaded from a Nix build and is not on this engine "
                              f"as the lock names it: `nix build .#{name.removesuffix('-nix')}` and "
                              f"`bench images load result --name {name}`")
-        return ImageRecord(name=name, tag=entry.tag, id=entry.id, content_digest=entry.content_digest)
+        return ImageRecord(name=name, tag=entry.tag, id=entry.id, content_digest=entry.content_digest,
+                           toolchains=toolchains_of(image.labels))
 
     def pinned(self) -> dict[str, ImageRecord]:
         """Every image resolved from images/ so far (parents included), by name: what the lock speaks for."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from .engine import HARNESS_LABEL, engine_faults
 from .errors import UsageError
 from .hashing import sha256_file, short_tag
-from .models import LEVELS, NAME, ImageLock, ImageRecord, LockEntry
+from .models import LEVELS, NAME, ImageLock, ImageRecord, LockEntry, toolchains_of
 from .paths import Project
 from .readback import read_record
 
@@ -184,8 +184,8 @@ def load_archive(project: Project, archive: Path, name: str, log: Log) -> LockEn
     return entry
 
 
-def listing(project: Project) -> list[tuple[str, str, str, str, str]]:
-    """Rows for `bench images list`: name, tag, ID, size, and the lock's opinion."""
+def listing(project: Project) -> list[tuple[str, str, str, str, str, str]]:
+    """Rows for `bench images list`: name, tag, ID, size, toolchains (tool version, ...), and the lock's opinion."""
     from .engine import connect
 
     client = connect()
@@ -195,7 +195,8 @@ def listing(project: Project) -> list[tuple[str, str, str, str, str]]:
         name = image.labels.get("bench.image", "staged" if image.labels.get("bench.case") else "?")
         for tag in image.tags or ["<untagged>"]:
             state = listed_state(lock.images.get(name), image.id, tag)
-            rows.append((name, tag, image.id[7:19], f"{image.attrs['Size'] / 1e6:.0f} MB", state))
+            tools = ", ".join(f"{tool} {version}" for tool, version in toolchains_of(image.labels).items())
+            rows.append((name, tag, image.id[7:19], f"{image.attrs['Size'] / 1e6:.0f} MB", tools or "-", state))
     return sorted(rows)
 
 

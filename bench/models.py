@@ -251,11 +251,27 @@ class CaseRecord(Record):
     fixture_hash: str | None = Field(None, description="Its content hash; also part of visible_hash.")
 
 
+TOOLCHAIN_LABEL = "bench.toolchain."
+
+
+def toolchains_of(labels: dict[str, str] | None) -> dict[str, str]:
+    """tool -> version from an image's `bench.toolchain.<tool>` labels (images/<name>/image.toml sets them).
+
+    Read off the image itself, not the recipe, so an image built on a toolchain image
+    (a subject's project image, an agent layer, a staged workspace) reports what it inherited.
+    """
+    return {key[len(TOOLCHAIN_LABEL):]: value for key, value in sorted((labels or {}).items())
+            if key.startswith(TOOLCHAIN_LABEL) and len(key) > len(TOOLCHAIN_LABEL)}
+
+
 class ImageRecord(Record):
     name: str
     tag: str
     id: str
     content_digest: str | None = None
+    toolchains: dict[str, str] = Field(
+        default_factory=dict, description="Tool -> version from the image's `bench.toolchain.<tool>` labels, inherited "
+        "from its parent images (e.g. node, typescript, pnpm; zig).")
     built_on: str | None = Field(
         None, description="A subject's project image only: what it was built from besides the subject (its recipe "
         "folder's digest, the parent image's content), so two project images that differ only by subject are known.")

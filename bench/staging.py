@@ -42,7 +42,7 @@ def stage(client: docker.DockerClient, sandboxes: SandboxFactory, run_id: str, c
     with _STAGING_LOCKS.setdefault(tag, threading.Lock()):  # concurrent trials of one arm stage once
         try:
             image = client.images.get(f"bench/staged:{tag}")
-            return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image.id)
+            return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image.id, toolchains=agent_image.toolchains)
         except docker.errors.ImageNotFound:
             pass
         spec = SandboxSpec(image=agent_image.id, command=["sh", "-ec", "\n".join(case.spec.setup)], limits=limits,
@@ -55,4 +55,4 @@ def stage(client: docker.DockerClient, sandboxes: SandboxFactory, run_id: str, c
             if outcome.exit_code != 0:
                 raise InfrastructureError(f"case setup failed (exit {outcome.exit_code}); see setup.log")
             image_id = box.commit("bench/staged", tag, harness_labels(**{"bench.case": case.id}))
-    return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image_id)
+    return ImageRecord(name="staged", tag=f"bench/staged:{tag}", id=image_id, toolchains=agent_image.toolchains)

@@ -34,7 +34,7 @@ from .errors import InfrastructureError, UsageError
 from .hashing import combine, sha256_file, short_tag, tree_digest
 from .harness import git_state
 from .images import Images
-from .models import ImageRecord, SubjectRecord
+from .models import ImageRecord, SubjectRecord, toolchains_of
 from .paths import Project
 from .trust import trusted_bundle
 
@@ -204,7 +204,7 @@ def project_image(images: Images, subject: Subject) -> ImageRecord:
                               f" with {subject.record.origin}")
     recipe = tree_digest(images.project.image_dir(subject.image))
     built_on = f"images/{subject.image} {recipe} on {parent.name} {parent.content_digest or f'id {parent.id}'}"
-    return ImageRecord(name=name, tag=tag, id=image.id, built_on=built_on)
+    return ImageRecord(name=name, tag=tag, id=image.id, built_on=built_on, toolchains=toolchains_of(image.labels))
 
 
 def _build_project(images: Images, subject: Subject, tag: str, parent_tag: str, ca: Path | None):

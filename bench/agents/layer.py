@@ -22,7 +22,7 @@ from ..engine import engine_faults
 from ..errors import InfrastructureError
 from ..hashing import combine, short_tag
 from ..images import Images
-from ..models import AgentRecord, ImageRecord
+from ..models import AgentRecord, ImageRecord, toolchains_of
 from .base import Agent, agent_layer
 
 AGENT_ROOT = "/opt/agent"
@@ -71,7 +71,7 @@ def derive(images: Images, layer: str, cli: ImageRecord, workspace: ImageRecord)
     tag = f"bench/{name}:{short_tag(combine({'cli': cli.id, 'workspace': workspace.id}))}"
     image = images.build_once(name, tag, lambda: _build(images, name, tag, _dockerfile(layer, cli, workspace, images.client)),
                               f" ({layer} CLI on {workspace.name})")
-    record = ImageRecord(name=name, tag=tag, id=image.id)
+    record = ImageRecord(name=name, tag=tag, id=image.id, toolchains=toolchains_of(image.labels))
     return record.model_copy(update={"content_digest": images.filesystem(name, image.id)["digest"]})
 
 

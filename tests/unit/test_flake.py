@@ -48,13 +48,13 @@ let
   pkg = name: { inherit name; pname = name; outPath = "/nix/store/stub-${name}"; };
   names = [ "git" "mmdebstrap" "bashInteractive" "coreutils" "findutils" "gnugrep" "gnused" "gnutar" "gzip"
             "gnumake" "gcc" "binutils" "chromium" "liberation_ttf" "dejavu_fonts" "nodejs" "glibc" "bun" "zig"
-            "docker-client" ];
+            "docker-client" "unzip" ];
   python = (pkg "python3") // { sitePackages = "lib/python3.11/site-packages"; withPackages = f: pkg "python3-env"; };
   pkgsFor = system: lib.genAttrs names pkg // {
     inherit system;
     python3 = python;
     python3Packages = { buildPythonApplication = args: args; hatchling = pkg "hatchling"; };
-    fetchurl = args: args // { outPath = "/nix/store/stub-fetched"; };
+    fetchurl = args: args // { outPath = "/nix/store/stub-fetched-${args.hash or args.sha256}"; };
     runCommand = name: env: script: { inherit name script; outPath = "/nix/store/stub-${name}"; };
     makeFontsConf = args: pkg "fonts.conf";
     mkShell = args: args;
@@ -195,6 +195,19 @@ def test_agent_and_toolchain_images_pin_what_images_pins():
         assert spec.get("labels", {}).items() <= data["images"][name]["labels"].items()
     assert data["images"]["claude-code"]["labels"]["bench.agent.version"] == "2.1.332"
     assert {"nodejs", "bun", "zig"} <= set(data["shellPackages"])
+
+
+def test_the_zig_image_unzips_the_wheel_images_zig_pins_and_reports_every_toolchain(outputs):
+    """One pin, two builders: the flake unzips the very wheel (by SHA-256) images/zig installs, on the node
+    recipe, and labels the image with node's toolchains as well as zig's, as the layer image inherits them."""
+    spec = tomllib.loads((ROOT / "images" / "zig" / "image.toml").read_text())
+    node = tomllib.loads((ROOT / "images" / "node" / "image.toml").read_text())
+    image = outputs["images"]["zig"]
+    (unzip,) = [script for script in image["fetched"] if "unzip" in script]
+    assert f"/nix/store/stub-fetched-{spec['fetch'][0]['sha256']}" in unzip and "ziglang/zig" in unzip
+    assert {**node["labels"], **spec["labels"]}.items() <= image["labels"].items()
+    assert image["labels"]["bench.toolchain.zig"] == "0.16.0"
+    assert set(outputs["images"]["node"]["contents"]) < set(image["contents"])
 
 
 def test_an_installed_harness_names_the_commit_it_was_built_from(outputs, tmp_path):

@@ -54,7 +54,7 @@ class FakeImages:
 
     def build_once(self, name, tag, build, why=""):
         self.builds.append(tag)
-        return SimpleNamespace(id=f"sha256:{tag}")
+        return SimpleNamespace(id=f"sha256:{tag}", labels={})
 
 
 @pytest.fixture()
