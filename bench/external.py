@@ -77,6 +77,9 @@ def grade_folder(request: GradeRequest, project: Project, say: Say | None = None
     case = load_case(project, request.case)
     arm = external_arm(case, request.arm)
     folder = submission_folder(request.folder)
+    if request.results.resolve().is_relative_to(folder):
+        raise UsageError(f"--results {request.results} is inside the graded folder {folder}: the record would be "
+                         "graded as the work — pass --results a folder outside it")
     label = check_label(request.label) if request.label else default_label()
     refuse_regrade(RunPaths(request.results / label), case.id, arm.name)
     run = RunRequest(cases=[case.id], agent=EXTERNAL, label=label, results=request.results, seat=request.seat,
