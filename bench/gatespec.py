@@ -14,12 +14,9 @@ from typing import Annotated, Literal, Union
 from pydantic import Field, field_validator, model_validator
 
 from .allium.manifest import DistillThresholds, WeedThresholds
+from .check_base import CheckBase
+from .judge_spec import JudgeCheck
 from .models import Strict
-
-
-class CheckBase(Strict):
-    name: str = Field(description="Shown in results and per-check pass counts.")
-    gating: bool = Field(True, description="False: reported, but does not decide the verdict.")
 
 
 class CommandCheck(CheckBase):
@@ -312,7 +309,7 @@ class CompileCheck(CheckBase):
 
 
 Check = Annotated[Union[CommandCheck, GrepCheck, BrowserCheck, AlliumDistillCheck, AlliumWeedCheck,
-                        CompileCheck],
+                        CompileCheck, JudgeCheck],
                   Field(discriminator="kind")]
 
 

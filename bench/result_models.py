@@ -74,6 +74,10 @@ class CheckResult(BaseModel):
     package: dict[str, str] | None = Field(
         None, description="A compile check's installed subject: name, version, tarball_sha256.")
     files: list[str] = Field(default_factory=list, description="The submission files a compile check typechecked.")
+    judge: dict[str, str] | None = Field(
+        None, description="A judge check's model, endpoint (scripted:sha256:<script> or the provider's URL) and "
+        "prompt_sha256: the SHA-256 of the exact system prompt and messages sent (canonical JSON), so results judged "
+        "with different prompts are told apart.")
     predicates: list[dict] = Field(
         default_factory=list,
         description="A browser check's predicates: name, kind, passed, values (the numbers), frames (saved as "
