@@ -35,7 +35,8 @@ messages (Messages) or function calls (Responses) already in its conversation.
 Retries therefore get the same answer, and no state is kept. Requests without tools
 (the CLI's side calls: titles, summaries, quota probes) get a short text that does not
 advance the script. Once the script is exhausted, the last turn's text (or "Done.") is
-repeated as a final answer.
+repeated as a final answer. ``judge = true`` turns are never an agent's: a request without
+tools (a judge's, bench/judge_client.py) gets the first whose ``match`` (default: any) is in its body.
 
 With ``--require-key-sha256 HEX`` it plays a provider that checks credentials: a request
 whose ``x-api-key`` or ``Authorization: Bearer`` value does not hash (SHA-256) to HEX is
@@ -44,7 +45,7 @@ real key without the key itself ever being written into the test's files.
 
 Each request is logged as one JSON line on stdout (path, turn, usage reported, in the
 Messages API's key names for both dialects) and nothing else: never headers, never
-bodies, so no credential is printed.
+bodies, so no credential is printed (``--log-prompts``: a judge's prompt too, no key).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ MODEL = "claude-scripted"
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 SIDE_USAGE = {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-TURN_KEYS = {"text", "tool", "input", "usage", "delay_s"}
+TURN_KEYS = {"text", "tool", "input", "usage", "delay_s", "judge", "match"}
 CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call")
 
 
@@ -95,6 +96,8 @@ def _check_turn(path: Path, n: int, turn: object) -> dict:
         raise ScriptError(f"{where}: unknown field(s) {sorted(unknown)}; known: {sorted(TURN_KEYS)}")
     if "tool" not in turn and "text" not in turn:
         raise ScriptError(f"{where}: give `tool` (+ `input`) for a tool call, or `text` for a final answer")
+    if turn.get("judge") and ("tool" in turn or not isinstance(turn.get("text"), str)):
+        raise ScriptError(f"{where}: a judge turn answers with `text` (the judge's JSON object), never a tool")
     if "tool" in turn and not isinstance(turn.get("input", {}), dict):
         raise ScriptError(f"{where}: `input` must be a table of the tool's arguments")
     usage = turn.get("usage", {})
@@ -109,8 +112,10 @@ def _check_turn(path: Path, n: int, turn: object) -> dict:
 def choose(script: list[dict], request: dict) -> tuple[int | None, dict]:
     """(turn number or None for a side call, the turn to answer with), for a Messages request."""
     if not request.get("tools"):
-        return None, {"text": "OK", "usage": SIDE_USAGE}
-    return _pick(script, sum(1 for message in request.get("messages", []) if message.get("role") == "assistant"))
+        judged = (n for n, t in enumerate(script, 1) if t.get("judge") and t.get("match", "") in json.dumps(request))
+        return next(((n, script[n - 1]) for n in judged), (None, {"text": "OK", "usage": SIDE_USAGE}))
+    agent = [turn for turn in script if not turn.get("judge")]
+    return _pick(agent, sum(1 for m in request.get("messages", []) if m.get("role") == "assistant"))
 
 
 def choose_response(script: list[dict], request: dict) -> tuple[int | None, dict]:
@@ -122,14 +127,15 @@ def choose_response(script: list[dict], request: dict) -> tuple[int | None, dict
     if not request.get("tools"):
         return None, {"text": "OK", "usage": SIDE_USAGE}
     items = request.get("input") if isinstance(request.get("input"), list) else []
-    return _pick(script, sum(1 for item in items if isinstance(item, dict) and item.get("type") in CALL_ITEMS))
+    calls = sum(1 for item in items if isinstance(item, dict) and item.get("type") in CALL_ITEMS)
+    return _pick([turn for turn in script if not turn.get("judge")], calls)
 
 
 def _pick(script: list[dict], done: int) -> tuple[int, dict]:
     """The next turn after ``done`` answered ones; past the end, a final answer repeating the last text."""
     if done < len(script):
         return done + 1, script[done]
-    last = script[-1]
+    last = script[-1] if script else {}  # a judge's script has no agent turns
     return len(script) + 1, {"text": last.get("text") or "Done.", "usage": last.get("usage", {})}
 
 
@@ -265,6 +271,7 @@ def _item_events(index: int, item: dict) -> list[tuple[str, dict]]:
 class Handler(BaseHTTPRequestHandler):
     script: list[dict] = []
     key_sha256: str | None = None  # answer 401 unless the request's key hashes to this
+    log_prompts = False  # log a judge request's system prompt and messages
     lock = threading.Lock()
     protocol_version = "HTTP/1.1"
 
@@ -320,9 +327,10 @@ class Handler(BaseHTTPRequestHandler):
         responses = route == "/v1/responses"
         turn_no, turn = (choose_response if responses else choose)(self.script, request)
         model = request.get("model") or MODEL
-        self._log({"method": "POST", "path": route, "turn": turn_no, "kind": "side" if turn_no is None else "main",
-                   "stream": bool(request.get("stream")), "tool": turn.get("tool"),
-                   "usage": logged_usage(turn) if responses else usage_of(turn)})
+        prompt = {key: request.get(key) for key in ("system", "messages") if turn.get("judge") and self.log_prompts}
+        self._log({"method": "POST", "path": route, "turn": turn_no, "stream": bool(request.get("stream")),
+                   "kind": "judge" if turn.get("judge") else "side" if turn_no is None else "main",
+                   "tool": turn.get("tool"), "usage": logged_usage(turn) if responses else usage_of(turn), **prompt})
         time.sleep(float(turn.get("delay_s", 0)))
         if not request.get("stream"):
             self._json(200, (response if responses else message)(turn, turn_no, model))
@@ -350,9 +358,10 @@ class Handler(BaseHTTPRequestHandler):
             print(json.dumps({"t": round(time.time(), 3), **entry}), flush=True)
 
 
-def serve(script: list[dict], port: int, host: str = "127.0.0.1", key_sha256: str | None = None) -> ThreadingHTTPServer:
+def serve(script: list[dict], port: int, host: str = "127.0.0.1", key_sha256: str | None = None,
+          log_prompts: bool = False) -> ThreadingHTTPServer:
     """A started server (in a daemon thread) answering from ``script``; for tests and main."""
-    handler = type("ScriptedHandler", (Handler,), {"script": script, "key_sha256": key_sha256})
+    handler = type("ScriptedHandler", (Handler,), dict(script=script, key_sha256=key_sha256, log_prompts=log_prompts))
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -365,13 +374,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (a test's fake provider: 0.0.0.0)")
     parser.add_argument("--require-key-sha256", metavar="HEX", help="answer 401 unless the key hashes to HEX")
+    parser.add_argument("--log-prompts", action="store_true", help="log judge requests' system prompt and messages")
     args = parser.parse_args(argv)
     try:
         script = load_script(args.script)
     except (ScriptError, OSError) as exc:
         print(f"model endpoint: {exc}", file=sys.stderr, flush=True)
         return 2
-    server = serve(script, args.port, args.host, args.require_key_sha256)
+    server = serve(script, args.port, args.host, args.require_key_sha256, args.log_prompts)
     print(f"{READY} port={server.server_address[1]} turns={len(script)}", flush=True)
     return serve_until_stopped()
 

@@ -35,6 +35,7 @@ class EndpointPlan:
 
     script: Path
     port: int = 8765
+    log_prompts: bool = False  # a judge's endpoint logs the prompts it was sent (bench/grading/judge.py)
 
     @property
     def url(self) -> str:

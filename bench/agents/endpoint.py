@@ -41,7 +41,8 @@ def scripted_endpoint(client: docker.DockerClient, run_id: str, image: str, whee
     script = f"{SCRIPT_IN_CONTAINER}{plan.script.suffix or '.json'}"
     spec = SandboxSpec(
         image=image, workdir="/", limits=LIMITS, env={"PYTHONPATH": WHEEL_IN_CONTAINER},
-        command=["python3", "-m", "bench.model_endpoint", "--script", script, "--port", str(plan.port)],
+        command=["python3", "-m", "bench.model_endpoint", "--script", script, "--port", str(plan.port),
+                 *(["--log-prompts"] if plan.log_prompts else [])],
         labels=run_labels(run_id, **{ROLE_LABEL: "endpoint"}),
     )
     with DockerSandbox(client, spec) as box:
