@@ -70,6 +70,10 @@ run_options = option_set(
                  help="Refuse to run (exit 2) if any image differs from provenance/images.lock.json, like uv --locked."),
     click.option("--tag", "tags", multiple=True, metavar="TAG",
                  help="Also run every case whose case.toml `tags` has TAG (repeatable); with no CASES, only those."),
+    click.option("--judge-model", help="Model the cases' judge checks ask (default claude-opus-4-1), through the "
+                                       "credential proxy with ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."),
+    click.option("--judge-script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                 help="Judge offline: answer judge checks from this script's `judge = true` turns."),
 )
 
 # Each destination is a field name of AgentOptions (bench/agents/__init__.py).

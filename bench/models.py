@@ -203,8 +203,8 @@ class CaseInputs(Record):
 class RunOptions(Record):
     """Every `bench run` option that changes what an agent does or how it is held (one experiment per label).
 
-    Fields are the flags of the same name; --model-script is recorded by the SHA-256 of
-    its bytes (its content, not its path, decides what the agent is told), --agent-env by names only.
+    Fields are the flags of the same name; --model-script and --judge-script are recorded by
+    the SHA-256 of their bytes (the content, not the path, decides what is answered), --agent-env by names only.
     """
 
     agent: str
@@ -217,6 +217,8 @@ class RunOptions(Record):
     subject: str | None = None
     agent_env: list[str] = Field(default_factory=list)
     agent_network: bool = False
+    judge_model: str | None = None
+    judge_script_sha256: str | None = None
 
 
 class RunRecord(Record):

@@ -36,6 +36,7 @@ from .harness import Harness, prepare
 from .hashing import sha256_file
 from .keys import SigningKey, load_or_create
 from .images import Images
+from .judge import judge_for
 from .lock import read_lock
 from .models import ArmSpec, CaseInputs, CaseRecord, EngineRecord, Limits, RunOptions, RunRecord, Verdict, utcnow
 from .result_models import TrialResult
@@ -76,6 +77,8 @@ class RunRequest:
     agent_options: AgentOptions = field(default_factory=AgentOptions)  # --model, --model-script, --max-turns, ...
     tags: list[str] = field(default_factory=list)  # --tag: every case carrying one runs, beside the named cases
     submissions: dict[str, list[Submission]] = field(default_factory=dict)  # `bench grade`: case -> folders, by arm
+    judge_model: str | None = None  # --judge-model: the model judge checks ask (bench/judge.py)
+    judge_script: Path | None = None  # --judge-script: judge offline against a scripted endpoint
 
 
 @dataclass
@@ -102,6 +105,7 @@ def default_concurrency() -> int:
 def execute(request: RunRequest, project: Project, say: Say | None = None) -> RunOutcome:
     """Validate, resolve, run every trial, clean up, write the summary."""
     cases, arm_specs = _validate(request, project)
+    judge = judge_for(cases, request.judge_model, request.judge_script)  # refused here, before anything is built
     plugins = pack_arms(arm for arms in arm_specs.values() for arm in arms)  # each checkout read once, here
     agents = {arm.name: _agent(arm, request) for arm in (_with_defaults(arm, request) for arms in arm_specs.values()
                                                          for arm in arms)}
@@ -123,7 +127,7 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     harness = prepare(Path(tempfile.mkdtemp(prefix="bench-wheel-")))  # into the label only once resume agrees
     context = RunContext(client, secrets.token_hex(6), paths.label, harness,
                          EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat, ca=ca,
-                         project_root=project.root)
+                         project_root=project.root, judge=judge)
     try:
         found = resolve_arms(images, client, cases, arm_specs, subjects, list(agents.values()))
         context.lock = check_lock(images, project, request.locked, say)
@@ -225,9 +229,11 @@ def run_options(request: RunRequest) -> RunOptions:
     """The request's options as run.json records them (a model script by its bytes' SHA-256)."""
     agent = request.agent_options
     script = sha256_file(agent.model_script) if agent.model_script else None
+    judge_script = sha256_file(request.judge_script) if request.judge_script else None
     return RunOptions(agent=request.agent, agent_cmd=request.agent_cmd, model=agent.model, model_script_sha256=script,
                       max_turns=agent.max_turns, timeout_s=request.timeout_s, seat=request.seat,
-                      subject=request.subject, agent_env=sorted(agent.env), agent_network=agent.network)
+                      subject=request.subject, agent_env=sorted(agent.env), agent_network=agent.network,
+                      judge_model=request.judge_model, judge_script_sha256=judge_script)
 
 
 def schedule(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], trials: int) -> list[tuple[Case, ArmSpec, int]]:
@@ -248,7 +254,7 @@ def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSp
             shutil.rmtree(trial_paths.dir)
         agent, inputs = agents[arm.name], found[(case.id, arm.name)]
         specs.append(TrialSpec(case, arm, n, agent, trial_images(inputs.images, agent), _limits(case, request),
-                               trial_paths, records[case.id], subject=inputs.subject,
+                               trial_paths, records[case.id], subject=inputs.subject, subject_tarball=inputs.subject_tarball,
                                installed=inputs.installs.get(agent_layer(agent)), plugin=plugins.get(arm.name),
                                submission=_submission(request, case, arm)))
     if kept:
@@ -327,7 +333,9 @@ def _engine_lost(context: RunContext, result: TrialResult) -> bool:
 def _line(result: TrialResult) -> str:
     took = sum(result.phases.values())
     reason = f" — {result.reason}" if result.reason else ""
-    return f"{result.case}/{result.arm}/trial-{result.trial}: {result.verdict.value} ({took:.1f} s){reason}"
+    judged = "".join(f" [{c.name}: {', '.join(f'{k} {v:g}' for k, v in c.metrics.items())}]"  # advisory ones too
+                     for c in result.checks if c.kind == "judge" and c.metrics)
+    return f"{result.case}/{result.arm}/trial-{result.trial}: {result.verdict.value} ({took:.1f} s){reason}{judged}"
 
 
 def _cleanup(client, run_id: str, say: Say) -> None:

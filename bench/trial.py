@@ -32,6 +32,7 @@ from .errors import EngineUnavailable, InfrastructureError, SeatRefused
 from .gates.browser import Stopwatch
 from .grading import GradeContext, GradeOutcome, SeatProbes, grade
 from .harness import Harness
+from .judge import BoundJudge, JudgeSetup
 from .models import AgentRecord, ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, SubjectRecord, Verdict, utcnow
 from .result_models import TrialResult
 from .paths import TrialPaths
@@ -60,6 +61,7 @@ class RunContext:
     seat_probes: SeatProbes = field(default_factory=SeatProbes)
     engine_lost: threading.Event = field(default_factory=threading.Event)  # set by a trial that lost the engine
     lock: dict[str, str] = field(default_factory=dict)  # image name -> lock state, checked before the first trial
+    judge: JudgeSetup | None = None  # the model judge checks ask, and how it is reached (bench/judge.py)
 
     def __post_init__(self) -> None:
         if self.sandboxes is None:
@@ -79,6 +81,7 @@ class TrialSpec:
     paths: TrialPaths
     case_record: CaseRecord
     subject: SubjectRecord | None = None
+    subject_tarball: Path | None = None  # its tarball on the host (a compile check installs it in the grader)
     installed: AgentRecord | None = None  # the agent CLI its image carries (name, version, binary SHA-256)
     plugin: Plugin | None = None  # the arm's packed plugin checkout, laid read-only in the agent's container
     submission: Path | None = None  # `bench grade`: a folder made outside bench, graded as the exported workspace
@@ -92,10 +95,11 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
                          reason="interrupted before a verdict", started_at=utcnow(),
                          expectations=unscored(trial.case.gate))
     clock = Stopwatch()  # seconds per phase, kept here (never on the spec), timed even when a phase raises
-    images, secrets, graded = dict(trial.images), {}, None
+    images, graded = dict(trial.images), None
+    secrets = run.judge.redactions() if run.judge else {}  # the judge's key, held by its proxy: never recorded
     try:
         plan = trial.agent.plan(trial.case, trial.arm.context)
-        secrets = plan.redactions()  # handed to the agent, or held by its credential proxy: never recorded
+        secrets = {**secrets, **plan.redactions()}  # handed to the agent, or held by its credential proxy
         agent, export, staged = produce(run, trial, plan, clock)
         images.update({"staged": staged} if staged else {})
         result = _with_agent(result, agent, export)
@@ -178,4 +182,13 @@ def grade_context(run: RunContext, trial: TrialSpec) -> GradeContext:
         image=trial.images["grader"].id, limits=trial.limits, goldens=trial.case.goldens_dir,
         workspace_tar=trial.paths.workspace_tar, gate_log=trial.paths.gate_log, artifacts=trial.paths.artifacts,
         wheel=run.harness.wheel, seat_need=trial.case.spec.seat, seat_mode=run.seat, seat_probes=run.seat_probes,
+        subject=trial.subject, subject_tarball=trial.subject_tarball, judge=_judge(run, trial),
     )
+
+
+def _judge(run: RunContext, trial: TrialSpec) -> BoundJudge | None:
+    """The run's judge for this trial: its sidecar on the grader image, the case's task prompt."""
+    if run.judge is None:
+        return None
+    task = trial.case.prompt_file.read_text(encoding="utf-8", errors="replace")
+    return run.judge.bind(run.client, run.run_id, trial.images["grader"].id, run.harness.wheel, run.ca, task)

@@ -17,6 +17,9 @@ observation-based ``CheckResult``:
   the compiler only reads them.
 * ``allium-distill`` and ``allium-weed`` score a spec or a findings report against
   withheld golden data, on the host, from the workspace tar (bench/grading/allium.py).
+* ``judge``: a model scores criteria against the task and the agent's files, which the
+  host reads from the tar and sends from a grader whose only network is the model's
+  (bench/grading/judge.py); advisory unless the gate makes it one.
 
 The verdict is derived from the gate and these results alone (``decide``); a list of
 results that does not match the gate check for check is a harness fault (ERROR).
@@ -28,13 +31,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import InfrastructureError
 from ..gatespec import Check, GateSpec
 from ..models import Limits, SubjectRecord, Verdict
 from ..result_models import CheckResult
 from ..sandbox import SandboxFactory
+
+if TYPE_CHECKING:
+    from ..judge import BoundJudge
 
 
 @dataclass
@@ -63,6 +69,7 @@ class GradeContext:
     seat_probes: SeatProbes = field(default_factory=SeatProbes)
     subject: SubjectRecord | None = None  # the package under test, for checks that install it (compile)
     subject_tarball: Path | None = None  # its tarball on the host, the bytes that SHA-256 names
+    judge: BoundJudge | None = None  # the run's judge model and its sidecar, for judge checks (bench/judge.py)
 
 
 @dataclass(frozen=True)
@@ -76,10 +83,10 @@ class GradeOutcome:
 
 def grade(ctx: GradeContext, gate: GateSpec) -> GradeOutcome:
     """Every check runs (so the record shows each one) within the gate's wall clock; then decide."""
-    from . import allium, browser, command, grep, typecheck
+    from . import allium, browser, command, grep, judge, typecheck
 
     executors = {"command": command.run, "grep": grep.run, "browser": browser.run, "compile": typecheck.run,
-                 "allium-distill": allium.run_distill, "allium-weed": allium.run_weed}
+                 "allium-distill": allium.run_distill, "allium-weed": allium.run_weed, "judge": judge.run}
     started = time.monotonic()
     deadline = started + gate.timeout_s
     results = []
