@@ -3,10 +3,11 @@
 A side is a label, or one arm of a label (``LABEL:ARM``), so two arms run
 interleaved in one invocation (``--arm base=plugin:A --arm cand=plugin:B``) compare
 with each other. Comparability is proven from provenance: for every case both sides
-share, the case, fixture and goldens hashes, the grader image's content, the harness
-and the seat class must agree. Within a side, one arm's trials must all have had the
-same plugin checkout and the same subject tarball (by SHA-256): an arm whose checkout
-changed between its trials measures two things at once.
+share, the case, fixture and goldens hashes, the grader image's content, the harness,
+the seat class and the judge of its judge checks (model and endpoint: a score is the
+judge's as much as the agent's) must agree. Within a side, one arm's trials must all
+have had the same plugin checkout and the same subject tarball (by SHA-256): an arm
+whose checkout changed between its trials measures two things at once.
 
 Subject tarballs may differ between the sides, or between arms, when the difference is
 declared: every tarball but at most one (the pin's) came from a source the user named
@@ -172,6 +173,7 @@ def find_drift(base: Groups, cand: Groups, cases: list[str]) -> tuple[list[Drift
         (declared if asked else drift).extend(subjects)
         facts = {**CASE_FACTS, "grader image content": grader_beside_subject} if asked else CASE_FACTS
         drift += _differences(case, facts, b, c)
+        drift += _judge_drift(case, b, c)
     drift += _differences("harness", HARNESS_FACTS, _flat(base, cases), _flat(cand, cases))
     for side, groups in (("baseline", base), ("candidate", cand)):
         drift += _mixed(side, groups, cases, "plugin checkout", _plugin_tarball)
@@ -200,6 +202,13 @@ def _differences(where: str, getters: dict[str, Getter], base: list[Trial], cand
         if seen[0] != seen[1] or any(len(values) > 1 or MISSING in values for values in seen):
             drift.append(Drift(where=where, field=name, baseline=seen[0], candidate=seen[1]))
     return drift
+
+
+def _judge_drift(case: str, base: list[Trial], cand: list[Trial]) -> list[Drift]:
+    """The judges that scored a case's judge checks (read from the results): the same on both sides, or drift."""
+    seen = [sorted({f"{c.name}: {c.judge['model']} via {c.judge['endpoint']}" for t in side for c in t.result.checks
+                    if c.judge}) for side in (base, cand)]
+    return [Drift(where=case, field="judge", baseline=seen[0], candidate=seen[1])] if seen[0] != seen[1] else []
 
 
 def _plugin_tarball(provenance: Provenance) -> str:

@@ -5,8 +5,8 @@ thing the same way, so two things come first. Each label must verify: signed by 
 trusted key, every file as signed, consistent with itself (bench/label_check.py);
 else the comparison is refused, every finding named, unless ``--allow-unsigned``.
 Then comparability (bench/comparability.py): for every case both sides share, the
-case, fixture and goldens hashes, the grader image's content digest, the harness and
-the seat class must agree, and no arm may mix plugin checkouts or subject tarballs, or
+case, fixture and goldens hashes, the grader image's content digest, the harness, the
+seat class and the judge (model and endpoint) must agree, and no arm may mix plugin checkouts or subject tarballs, or
 the comparison is refused with every difference named; ``--allow-drift`` compares
 anyway and still names them. Subjects that differ as the arms declared them
 (``subject:``, --subject) are the experiment: named in the report as declared, never

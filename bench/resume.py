@@ -5,7 +5,7 @@ experiment, so continuing is only honest when nothing that decides a verdict cha
 the cases, their fixtures and goldens, the images, the harness, the arms (agents,
 commands, models, contexts, and the content of each plugin checkout and subject
 source, by the SHA-256 it packed to) and every run option (timeout, turns, seat, subject, model script, agent
-environment and network). Adding new cases, or more trials, to a label is allowed.
+environment and network, judge model and script). Adding new cases, or more trials, to a label is allowed.
 
 Finished trials (a verdict about the agent) are kept; a trial whose result.json does
 not read back stops the resume naming that file, because guessing — rerunning it

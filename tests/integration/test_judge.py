@@ -109,10 +109,15 @@ def test_advisory_scores_are_recorded_gates_decide_and_a_silent_judge_is_error(d
     bench("run", "judged-advisory", "--agent", "oracle", "--judge-script", str(lower), "--label", "lower",
           root=project, check_rc=0)
     done = bench("compare", "judged", "lower", "--results", str(tmp_path / "results"), root=project)
+    assert done.returncode == 3, done.stdout + done.stderr  # another script is another judge: refused as drift
+    assert "judged-advisory: judge differs — baseline judge clarity: claude-opus-4-1 via scripted:sha256:" in \
+        " ".join(done.stdout.split())
+    done = bench("compare", "judged", "lower", "--allow-drift", "--results", str(tmp_path / "results"), root=project)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "judged-advisory/default: judge clarity/clarity — candidate worst 1 is below baseline worst 2" in \
         " ".join(done.stdout.split())
-    bench("compare", "lower", "judged", "--results", str(tmp_path / "results"), root=project, check_rc=0)
+    bench("compare", "lower", "judged", "--allow-drift", "--results", str(tmp_path / "results"), root=project,
+          check_rc=0)
 
 
 def assert_prompt_sent_as_recorded(trial: Path, check: dict) -> None:
