@@ -106,9 +106,10 @@ def _read(archive: tarfile.TarFile, members: list[tarfile.TarInfo], check: Judge
 
 
 def marker(task: str, shown: Shown) -> str:
-    """A block marker no shown text contains: from the hash of everything shown, so it is stable per input."""
-    digest = hashlib.sha256(json.dumps([task, sorted(shown.files.items())]).encode()).hexdigest()
-    texts = [task, *shown.files.values()]
+    """A block marker no text of the prompt contains: from the hash of all of it (task, names, contents, what is
+    left out), so it is stable per input and no file can hold the marker of a prompt that holds that file."""
+    texts = [task, *shown.files, *shown.files.values(), *shown.not_shown]
+    digest = hashlib.sha256(json.dumps(texts).encode()).hexdigest()
     for salt in range(1000):
         candidate = f"BENCH-DATA-{hashlib.sha256(f'{digest}:{salt}'.encode()).hexdigest()[:24]}"
         if not any(candidate in text for text in texts):
