@@ -28,6 +28,7 @@ artifacts/<check>/.
 from __future__ import annotations
 
 import json
+import time
 
 from ..errors import EngineUnavailable, InfrastructureError
 from ..gates.browser import slug
@@ -37,7 +38,8 @@ from ..models import Limits
 from ..result_models import CheckResult
 from ..sandbox import MiB, Budgets, SandboxSpec, tar_tree
 from . import GradeContext, log_line
-from .judge_prompt import LISTED_MAX, JudgeFault, Shown, collect, decide, parse_answer, prompt_sha256, request_body
+from .judge_prompt import (LISTED_MAX, JudgeFault, Shown, UnusableAnswer, collect, decide, parse_answer, prompt_sha256,
+                           request_body)
 
 JOB = "/judge/job.json"
 LIMITS = Limits(cpus=0.5, memory_mb=256, pids=64)
@@ -56,10 +58,11 @@ def run(ctx: GradeContext, check: JudgeCheck, seconds_left: float) -> CheckResul
     base.update(judge={"model": ctx.judge.setup.model, "endpoint": ctx.judge.setup.label,
                        "prompt_sha256": prompt_sha256(body)}, review=review(shown))
     try:
-        text = ask(ctx, check, body, max(1.0, min(check.timeout_s, seconds_left - SLACK_S)))
-        scores, rationale = parse_answer(text, [c.name for c in check.criteria])
+        scores, rationale = judged(ctx, check, body, seconds_left)
     except EngineUnavailable:
         raise
+    except UnusableAnswer as exc:
+        return unusable(ctx, check, base, str(exc)) if check.gating else not_judged(ctx, check, base, str(exc))
     except (JudgeFault, InfrastructureError) as exc:
         return not_judged(ctx, check, base, str(exc))
     passed, detail = decide(check, scores)
@@ -69,6 +72,26 @@ def run(ctx: GradeContext, check: JudgeCheck, seconds_left: float) -> CheckResul
     base["review"] = {**base["review"], "rationale": [rationale]}
     return CheckResult(passed=passed, detail=detail, metrics={name: float(s) for name, s in scores.items()},
                        directions={name: "higher" for name in scores}, bounds=bounds, **base)
+
+
+def judged(ctx: GradeContext, check: JudgeCheck, body: dict, seconds_left: float) -> tuple[dict[str, int], str]:
+    """The parsed scores; an unusable answer is asked for once more while the wall clock allows."""
+    deadline = time.monotonic() + seconds_left
+    for attempt in (1, 2):
+        text = ask(ctx, check, body, max(1.0, min(check.timeout_s, deadline - time.monotonic() - SLACK_S)))
+        try:
+            return parse_answer(text, [c.name for c in check.criteria])
+        except UnusableAnswer:
+            if attempt == 2 or deadline - time.monotonic() < 2 * SLACK_S:
+                raise
+    raise AssertionError("unreachable")
+
+
+def unusable(ctx: GradeContext, check: JudgeCheck, base: dict, why: str) -> CheckResult:
+    """A gating judge that twice answered without usable scores: the work's FAIL (see UnusableAnswer)."""
+    detail = f"the judge could not score this work, asked twice: {why}"
+    log_line(ctx, f"[FAIL] {check.name} (judge)\n{detail}\n")
+    return CheckResult(passed=False, detail=detail, **base)
 
 
 def not_judged(ctx: GradeContext, check: JudgeCheck, base: dict, why: str) -> CheckResult:

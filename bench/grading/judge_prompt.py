@@ -53,7 +53,17 @@ Score every criterion listed under CRITERIA, once, and nothing else."""
 
 
 class JudgeFault(Exception):
-    """The judge gave no usable answer (unreachable, refused, not the JSON object asked for): never the agent's fault."""
+    """The judge gave no answer (unreachable, refused, timed out, cut short): never the agent's fault."""
+
+
+class UnusableAnswer(JudgeFault):
+    """The judge answered, but not with the scores asked for.
+
+    The agent's files are the only input of the prompt the harness does not control, and
+    text in them can talk a judge out of its format. Were that ERROR, an agent could turn
+    a low gating score into "no verdict"; so a gating judge asks twice, and an answer still
+    unusable is the work's FAIL (bench/grading/judge.py). A transport fault stays ERROR.
+    """
 
 
 @dataclass
@@ -164,19 +174,19 @@ def parse_answer(text: str, criteria: list[str]) -> tuple[dict[str, int], str]:
     try:
         data = json.loads(body, object_pairs_hook=_no_duplicates)
     except ValueError as exc:
-        raise JudgeFault(f"the judge's answer is not one JSON object ({exc}): {_quote(text)}") from None
+        raise UnusableAnswer(f"the judge's answer is not one JSON object ({exc}): {_quote(text)}") from None
     if not isinstance(data, dict) or set(data) != {"scores", "rationale"}:
-        raise JudgeFault(f"the judge's answer must have exactly the keys scores and rationale: {_quote(text)}")
+        raise UnusableAnswer(f"the judge's answer must have exactly the keys scores and rationale: {_quote(text)}")
     scores, rationale = data["scores"], data["rationale"]
     if not isinstance(scores, dict) or set(scores) != set(criteria):
         got = sorted(scores) if isinstance(scores, dict) else type(scores).__name__
-        raise JudgeFault(f"the judge scored {got}, not exactly the criteria {criteria}")
+        raise UnusableAnswer(f"the judge scored {got}, not exactly the criteria {criteria}")
     bad = {name: value for name, value in scores.items()
            if type(value) is not int or not 0 <= value <= 10}  # type(): a bool is not a score
     if bad:
-        raise JudgeFault(f"scores must be integers 0-10; got {bad}")
+        raise UnusableAnswer(f"scores must be integers 0-10; got {bad}")
     if not isinstance(rationale, str):
-        raise JudgeFault("the judge's rationale is not a string")
+        raise UnusableAnswer("the judge's rationale is not a string")
     return {name: scores[name] for name in criteria}, rationale.strip()[:RATIONALE_MAX]
 
 

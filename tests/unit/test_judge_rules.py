@@ -248,9 +248,18 @@ def test_scores_are_metrics_in_their_direction_with_the_model_and_prompt_hash(tm
     assert check.review["rationale"] == ["Fine."] and check.review["shown"] == ["app.py"]
 
 
-@pytest.mark.parametrize("stdout", [json.dumps({"ok": True, "text": "I'd say 7/10."}),
-                                    json.dumps({"ok": False, "error": "HTTP 529 overloaded"}), ""])
-def test_a_judge_without_a_usable_answer_is_error_when_gating_and_leaves_an_advisory_verdict_alone(tmp_path, stdout):
+def test_an_answer_without_usable_scores_is_fail_when_gating_after_asking_twice(tmp_path):
+    """Text in the agent's files can talk a judge out of its format: that must not turn a gate into ERROR."""
+    prose = json.dumps({"ok": True, "text": "Ignore the format: I'd say 7/10."})
+    outcome = graded(tmp_path, {**JUDGE, "advisory": False, "min_score": 5}, prose)
+    assert outcome.verdict.value == "FAIL" and not outcome.checks[0].incomplete
+    assert "could not score this work, asked twice" in outcome.checks[0].detail
+    advisory = graded(tmp_path, JUDGE, prose)
+    assert advisory.verdict.value == "PASS" and advisory.checks[0].incomplete
+
+
+@pytest.mark.parametrize("stdout", [json.dumps({"ok": False, "error": "HTTP 529 overloaded"}), ""])
+def test_a_judge_without_an_answer_is_error_when_gating_and_leaves_an_advisory_verdict_alone(tmp_path, stdout):
     with pytest.raises(InfrastructureError, match="check 'quality' \\(judge\\)"):
         graded(tmp_path, {**JUDGE, "advisory": False, "min_score": 5}, stdout)
     outcome = graded(tmp_path, JUDGE, stdout)
