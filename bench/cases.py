@@ -20,32 +20,59 @@ from .errors import CaseError, UsageError
 from .fixtures import Fixture, load_fixture
 from .hashing import combine, tree_digest
 from .gatespec import GateSpec
-from .models import CaseRecord, CaseSpec
+from .models import NAME, CaseRecord
+from .case_spec import CaseSpec
 from .paths import Project
 
 M = TypeVar("M", bound=BaseModel)
+TRACK_SEP = "@"  # <case>@<track>
 
 
 @dataclass(frozen=True)
 class Case:
+    """One case as a trial runs it; a track of a tracked case is its own Case, ``<name>@<track>``.
+
+    Why a track is a case of its own: results, summaries, resume and compare all key on
+    the case id, so keying them on case x track x arm needs nothing more. ``spec`` and
+    ``gate`` are the track's (its image and setup, the shared checks then its own).
+    """
+
     id: str
     spec: CaseSpec
     gate: GateSpec
     dir: Path
     goldens_dir: Path
     fixture: Fixture | None = None
+    track: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The case's folder name: the id without its track."""
+        return self.id.partition(TRACK_SEP)[0]
 
     @property
     def prompt_file(self) -> Path:
         return self.dir / "PROMPT.md"
 
+    def prompt(self) -> bytes:
+        """The task: PROMPT.md, then the track's PROMPT.md (what it authors in, where), when it has one."""
+        extra = self.dir / "tracks" / self.track / "PROMPT.md" if self.track else None
+        return self.prompt_file.read_bytes() + (b"\n" + extra.read_bytes() if extra and extra.is_file() else b"")
+
     @property
     def workspace(self) -> Path:
         return self.dir / "workspace"
 
+    def workspace_layers(self) -> list[Path]:
+        """workspace/, then the track's starter over it (cases/<id>/tracks/<track>/workspace/)."""
+        track = self.dir / "tracks" / self.track / "workspace" if self.track else None
+        return [self.workspace, *([track] if track and track.is_dir() else [])]
+
     @property
     def solution(self) -> Path:
-        return self.goldens_dir / "solution"
+        """The reference solution: the track's (goldens/<id>/tracks/<track>/solution/) when it has one."""
+        own = self.goldens_dir / "tracks" / self.track / "solution" if self.track else None
+        return own if own and own.is_dir() else self.goldens_dir / "solution"
 
     def context(self, arm: str) -> Path:
         return self.dir / "context" / arm
@@ -55,10 +82,14 @@ class Case:
         return self.gate.image or self.spec.image
 
     def visible_hash(self, fixture_hash: str | None = None) -> str:
-        """Everything the agent may see: case.toml, PROMPT.md, workspace/, context/, and the fixture under them."""
-        if self.fixture is None:
+        """Everything the agent may see: case.toml, PROMPT.md, workspace/, context/, tracks/, and the fixture
+        under them; a track's trials also hash which track they are."""
+        if self.fixture is None and self.track is None:
             return tree_digest(self.dir)
-        return combine({"case": tree_digest(self.dir), "fixture": fixture_hash or self.fixture.digest()})
+        parts = {"case": tree_digest(self.dir), "track": self.track}
+        if self.fixture is not None:
+            parts["fixture"] = fixture_hash or self.fixture.digest()
+        return combine(parts)
 
     def goldens_hash(self) -> str:
         """Everything withheld: gate.toml, solution/, manifests."""
@@ -67,8 +98,8 @@ class Case:
     def record(self) -> CaseRecord:
         """The case's identity as every result records it: both halves' hashes, and its fixture's on its own."""
         fixture_hash = self.fixture.digest() if self.fixture else None
-        return CaseRecord(id=self.id, visible_hash=self.visible_hash(fixture_hash), goldens_hash=self.goldens_hash(),
-                          fixture=self.spec.fixture, fixture_hash=fixture_hash)
+        return CaseRecord(id=self.id, track=self.track, visible_hash=self.visible_hash(fixture_hash),
+                          goldens_hash=self.goldens_hash(), fixture=self.spec.fixture, fixture_hash=fixture_hash)
 
 
 def load_toml(path: Path, model: type[M]) -> M:
@@ -112,16 +143,60 @@ def known_cases(project: Project) -> list[str]:
 
 
 def load_case(project: Project, case_id: str) -> Case:
-    """Load one case and its goldens, or fail with an error listing the known cases."""
-    case_dir = project.case_dir(case_id)
-    if not (case_dir / "case.toml").is_file():
+    """Load one case (or one track, ``<name>@<track>``) and its goldens, or fail naming what is known."""
+    name, _, track = case_id.partition(TRACK_SEP)
+    case_dir = project.case_dir(name)
+    if not NAME.match(name) or not (case_dir / "case.toml").is_file():
         known = ", ".join(known_cases(project)) or "(none)"
-        raise UsageError(f"unknown case {case_id!r}; known cases: {known}")
+        raise UsageError(f"unknown case {name!r}; known cases: {known}")
     spec = load_toml(case_dir / "case.toml", CaseSpec)
-    gate = load_toml(project.goldens_dir(case_id) / "gate.toml", GateSpec)
-    case = Case(case_id, spec, gate, case_dir, project.goldens_dir(case_id), _fixture(project, case_dir, spec))
+    gate = load_toml(project.goldens_dir(name) / "gate.toml", GateSpec)
+    if spec.tracks and not track:
+        raise UsageError(f"case {name!r} runs on tracks: name one as {', '.join(f'{name}@{t}' for t in spec.tracks)} "
+                         f"(`bench run {name}` runs every track)")
+    if track:
+        spec, gate = _for_track(project, name, spec, gate, track)
+    elif gate.tracks:
+        raise CaseError(project.goldens_dir(name) / "gate.toml", "tracks", "the case declares no tracks",
+                        "declare them in case.toml `[tracks.<name>]`, or move these checks to [[checks]]")
+    case = Case(case_id, spec, gate, case_dir, project.goldens_dir(name), _fixture(project, case_dir, spec),
+                track or None)
     _check_layout(project, case)
     return case
+
+
+def _for_track(project: Project, name: str, spec: CaseSpec, gate: GateSpec, track: str) -> tuple[CaseSpec, GateSpec]:
+    """The case's spec and gate as one track runs them: its image and setup, the shared checks then its own."""
+    if track not in spec.tracks:
+        raise UsageError(f"case {name!r} has no track {track!r}; its tracks: {', '.join(spec.tracks) or '(none)'}")
+    unknown = sorted(set(gate.tracks) - set(spec.tracks))
+    if unknown:
+        raise CaseError(project.goldens_dir(name) / "gate.toml", "tracks", f"{unknown} are not tracks of case.toml",
+                        f"use one of: {', '.join(spec.tracks)}")
+    own, graded = spec.tracks[track], gate.for_track(track)
+    if not graded.checks:
+        raise CaseError(project.goldens_dir(name) / "gate.toml", f"tracks.{track}.checks", f"no check for track {track!r}",
+                        f"add [[checks]] (shared) or [[tracks.{track}.checks]]")
+    return spec.model_copy(update={"image": own.image or spec.image, "setup": [*spec.setup, *own.setup]}), graded
+
+
+def case_ids(project: Project, names: list[str], tracks: list[str] = ()) -> list[str]:
+    """Names as a run takes them, one id per trial kind: a tracked case's name becomes each of its tracks
+    (those in ``tracks``, when given); ``<name>@<track>`` stays as it is."""
+    found: list[str] = []
+    for name in names:
+        if TRACK_SEP in name or not (project.case_dir(name) / "case.toml").is_file():
+            found.append(name)  # load_case names what is wrong with it
+            continue
+        declared = list(load_toml(project.case_dir(name) / "case.toml", CaseSpec).tracks)
+        chosen = [t for t in declared if not tracks or t in tracks]
+        if declared and not chosen:
+            raise UsageError(f"--track {', '.join(tracks)}: case {name!r} has tracks {', '.join(declared)} only")
+        if declared:
+            found.extend(f"{name}{TRACK_SEP}{t}" for t in chosen)
+        else:
+            found.append(name)
+    return list(dict.fromkeys(found))
 
 
 def _fixture(project: Project, case_dir: Path, spec: CaseSpec) -> Fixture | None:
@@ -178,9 +253,20 @@ def with_tags(project: Project, names: list[str], tags: list[str]) -> list[str]:
     return list(dict.fromkeys([*names, *tagged]))
 
 
+def _ids_or_names(project: Project) -> list[str]:
+    """Every case id to validate; a case.toml that does not read stays its name, so its problem is reported."""
+    ids: list[str] = []
+    for name in known_cases(project):
+        try:
+            ids.extend(case_ids(project, [name]))
+        except CaseError:
+            ids.append(name)
+    return ids
+
+
 def load_all(project: Project) -> list[Case]:
-    """Every case, validated; the first problem stops with its CaseError."""
-    return [load_case(project, case_id) for case_id in known_cases(project)]
+    """Every case (every track of a tracked one), validated; the first problem stops with its CaseError."""
+    return [load_case(project, case_id) for case_id in case_ids(project, known_cases(project))]
 
 
 def validate_all(project: Project, warn: Callable[[str, str], None] = lambda case, line: None
@@ -196,7 +282,7 @@ def validate_all(project: Project, warn: Callable[[str, str], None] = lambda cas
     from .grading.allium import golden_problems
 
     report: list[tuple[str, str | None]] = []
-    for case_id in known_cases(project):
+    for case_id in _ids_or_names(project):
         try:
             case = load_case(project, case_id)
             load_answers(case)

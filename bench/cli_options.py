@@ -46,6 +46,8 @@ run_options = option_set(
                       "tarball. An arm's own subject: wins for that arm."),
     click.option("--locked", is_flag=True,
                  help="Refuse to run (exit 2) if any image differs from provenance/images.lock.json, like uv --locked."),
+    click.option("--track", "tracks", multiple=True, metavar="TRACK",
+                 help="Run only this authoring track of tracked cases (repeatable); CASE@TRACK names one track."),
     click.option("--tag", "tags", multiple=True, metavar="TAG",
                  help="Also run every case whose case.toml `tags` has TAG (repeatable); with no CASES, only those."),
     click.option("--judge-model", help="Model the cases' judge checks ask (default claude-opus-4-1), through the "

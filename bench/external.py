@@ -120,7 +120,7 @@ def set_up(project: Project, case_id: str, arm_name: str | None, folder: Path | 
         _lay_out(tar, target, case)
     finally:
         remove_run_containers(client, run_id)
-    (target / PROMPT).write_bytes(case.prompt_file.read_bytes())
+    (target / PROMPT).write_bytes(case.prompt())
     return target
 
 

@@ -73,44 +73,6 @@ class Limits(Strict):
     check_output_max_mb: int = Field(16, ge=1, description="Check-output budget: what one grading check may print (MiB).")
 
 
-class CaseSpec(Strict):
-    """cases/<id>/case.toml: what the agent may see and how its workspace is built."""
-
-    title: str = Field(description="One line a person reads in `bench cases`.")
-    image: str = Field("base", description="Workspace image, a folder name under images/.")
-    arms: list[str] = Field(
-        default_factory=lambda: ["default"],
-        description="Arm names; context/<arm>/ (if present) is copied beside the workspace.",
-    )
-    setup: list[str] = Field(
-        default_factory=list, description="Shell commands run once in the workspace at staging "
-        "($BENCH_CONTEXT names the arm's context, e.g. bare).",
-    )
-    limits: Limits = Field(default_factory=Limits)
-    seat: Literal["none", "software", "gpu"] = Field(
-        "none", description="The grading seat the case needs: gpu refuses a software (fallback) WebGPU "
-        "adapter as INCOMPLETE unless the run says --seat software; software accepts any adapter.")
-    subject: str | None = Field(
-        None, description="A subject pinned in provenance/subjects.toml: its tarball is installed into the "
-        "case's image (agent and grader) and recorded in provenance.")
-    fixture: str | None = Field(
-        None, description="A shared codebase, cases/_fixtures/<name>/, laid into the workspace first (the case's own "
-        "workspace/ over it). Several cases share one without copying it; its content hash is part of the case's "
-        "visible hash and is recorded in every result and summary.json.")
-
-    tags: list[str] = Field(
-        default_factory=list, description="Plain lowercase names that group cases (e.g. quick, browser, allium): "
-        "`bench run --tag T` runs every case carrying T; `bench cases` lists them.")
-
-    @field_validator("image", "arms", "fixture", "tags")
-    @classmethod
-    def _names(cls, value: str | list[str] | None) -> str | list[str] | None:
-        for name in [value] if isinstance(value, str) else value or []:
-            if not NAME.match(name):
-                raise ValueError(f"{name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
-        return value
-
-
 # --- images/<name>/image.toml ----------------------------------------------------------
 
 
@@ -246,7 +208,8 @@ class HarnessRecord(Record):
 
 
 class CaseRecord(Record):
-    id: str
+    id: str = Field(description="The case, as <id>@<track> for a track of a tracked case.")
+    track: str | None = Field(None, description="The authoring track, for a tracked case.")
     visible_hash: str
     goldens_hash: str
     fixture: str | None = Field(None, description="The shared fixture the workspace was built on (cases/_fixtures/<name>/).")

@@ -28,7 +28,7 @@ from .agents.layer import trial_images
 from .arm_inputs import Found, check_subjects, recorded, resolve_arms
 from .attest import FileDigests, sign_label
 from .arms import arms_for, parse_arm
-from .cases import Case, load_case, with_tags
+from .cases import Case, case_ids, load_case, with_tags
 from .grading.allium import require_valid_goldens
 from .engine import connect, engine_versions, remove_orphans, remove_run_containers
 from .errors import UsageError
@@ -76,6 +76,7 @@ class RunRequest:
     locked: bool = False  # --locked: refuse to run on any image that differs from the lock
     agent_options: AgentOptions = field(default_factory=AgentOptions)  # --model, --model-script, --max-turns, ...
     tags: list[str] = field(default_factory=list)  # --tag: every case carrying one runs, beside the named cases
+    tracks: list[str] = field(default_factory=list)  # --track: a tracked case runs these of its tracks only
     submissions: dict[str, list[Submission]] = field(default_factory=dict)  # `bench grade`: case -> folders, by arm
     judge_model: str | None = None  # --judge-model: the model judge checks ask (bench/judge.py)
     judge_script: Path | None = None  # --judge-script: judge offline against a scripted endpoint
@@ -177,7 +178,8 @@ def _attester(paths: RunPaths, key: SigningKey, run_ids: list[str],
 def _validate(request: RunRequest, project: Project) -> tuple[list[Case], dict[str, list[ArmSpec]]]:
     """Everything the user gave is checked before anything is built or run."""
     check_request(request)
-    cases = [load_case(project, name) for name in with_tags(project, request.cases, request.tags)]
+    cases = [load_case(project, name)
+             for name in case_ids(project, with_tags(project, request.cases, request.tags), request.tracks)]
     for case in cases:
         require_valid_goldens(case, project.root)  # golden data with errors would score every trial wrong
     specs = [parse_arm(text) for text in request.arms]

@@ -10,7 +10,8 @@ from .archive import SavedImages
 from .assessment import Assessment, OperatorFile
 from .gatespec import GateSpec
 from .image_spec import ImageSpec, InputsLock
-from .models import CaseSpec, ImageLock, Manifest, Provenance, RunRecord
+from .models import ImageLock, Manifest, Provenance, RunRecord
+from .case_spec import CaseSpec
 from .result_models import TrialResult
 from .stat_models import Summary
 

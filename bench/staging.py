@@ -1,4 +1,4 @@
-"""The stage phase: the workspace after the case's setup, committed once per case x arm.
+"""The stage phase: the workspace after the case's setup, committed once per case (track) x arm.
 
 Cases without setup need no staged image: their files go straight into the agent
 container, which saves a commit per trial.
@@ -26,10 +26,10 @@ def stage_layers(case: Case, context: str | None) -> tuple[list[tuple[str, Path]
     """What every trial of case x arm starts from: the fixture, the case's workspace and the arm's context over
     it, the prompt. The fixture is laid from cases/_fixtures/ for each trial, never copied into the case."""
     layers = [("workspace", case.fixture.dir)] if case.fixture else []
-    layers.append(("workspace", case.workspace))
+    layers.extend(("workspace", folder) for folder in case.workspace_layers())
     if context and case.context(context).is_dir():
         layers.append(("workspace", case.context(context)))
-    return layers, {PROMPT_FILE.lstrip("/"): case.prompt_file.read_bytes()}
+    return layers, {PROMPT_FILE.lstrip("/"): case.prompt()}
 
 
 def stage(client: docker.DockerClient, sandboxes: SandboxFactory, run_id: str, case: Case, context: str | None,
@@ -38,7 +38,7 @@ def stage(client: docker.DockerClient, sandboxes: SandboxFactory, run_id: str, c
     if not case.spec.setup:
         return None
     key = combine({"case": visible_hash, "context": context, "image": agent_image.id})
-    tag = f"{case.id}-{context}-{short_tag(key)}"
+    tag = f"{case.id.replace('@', '.')}-{context}-{short_tag(key)}"  # a Docker tag has no '@'
     with _STAGING_LOCKS.setdefault(tag, threading.Lock()):  # concurrent trials of one arm stage once
         try:
             image = client.images.get(f"bench/staged:{tag}")

@@ -190,5 +190,5 @@ def _judge(run: RunContext, trial: TrialSpec) -> BoundJudge | None:
     """The run's judge for this trial: its sidecar on the grader image, the case's task prompt."""
     if run.judge is None:
         return None
-    task = trial.case.prompt_file.read_text(encoding="utf-8", errors="replace")
+    task = trial.case.prompt().decode("utf-8", errors="replace")
     return run.judge.bind(run.client, run.run_id, trial.images["grader"].id, run.harness.wheel, run.ca, task)

@@ -9,7 +9,8 @@ import pytest
 from bench.arms import arms_for, parse_arm
 from bench.cases import Case
 from bench.errors import UsageError
-from bench.models import ArmSpec, CaseSpec
+from bench.models import ArmSpec
+from bench.case_spec import CaseSpec
 
 
 def _case(arms: list[str]) -> Case:

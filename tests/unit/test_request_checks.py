@@ -10,7 +10,7 @@ import pytest
 from bench.arms import arms_for, parse_arm
 from bench.cases import load_case, load_toml
 from bench.errors import CaseError, UsageError
-from bench.models import CaseSpec
+from bench.case_spec import CaseSpec
 from bench.paths import Project
 from bench.request_checks import check_agent_cmd, check_label, check_request
 from bench.run import RunRequest

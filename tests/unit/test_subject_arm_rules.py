@@ -18,7 +18,8 @@ from bench.arms import parse_arm
 from bench.cases import Case
 from bench.errors import UsageError
 from bench.hashing import sha256_file
-from bench.models import ArmSpec, CaseInputs, CaseSpec, ImageRecord
+from bench.models import ArmSpec, CaseInputs, ImageRecord
+from bench.case_spec import CaseSpec
 from bench.paths import Project
 from bench.subject import Subjects, cache_dir
 

@@ -1,0 +1,94 @@
+"""case.toml: what the agent may see and how its workspace is built, as strict pydantic models.
+
+Apart from bench/models.py (the records the harness writes) because this is what a case
+author writes: every field carries the description the published JSON Schema shows.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from .models import NAME, Limits, Strict
+
+
+class TrackSpec(Strict):
+    """One authoring track of a language-blind case: the same task, another language or toolchain.
+
+    Its files live in cases/<id>/tracks/<track>/: workspace/ (the starter, laid over the
+    case's workspace/) and PROMPT.md (appended to the case's prompt); its reference solution
+    in goldens/<id>/tracks/<track>/solution/, its own checks in gate.toml `[tracks.<track>]`.
+    """
+
+    description: str = Field(description="One line: what this track authors in (e.g. a Zig core tested with zig test).")
+    image: str | None = Field(None, description="The track's workspace image (default: the case's).")
+    setup: list[str] = Field(default_factory=list, description="Staging commands run after the case's own.")
+    skills: list[str] = Field(
+        default_factory=list, description="Skill folders under the project's skills/ that this track's agents get "
+        "where their CLI discovers skills (.claude/skills/<name>/ for Claude Code, .agents/skills/<name>/ for Codex).")
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        if value is not None and not NAME.match(value):
+            raise ValueError(f"{value!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
+        return value
+
+    @field_validator("skills")
+    @classmethod
+    def _skills(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not NAME.match(name):
+                raise ValueError(f"{name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
+        return value
+
+
+class CaseSpec(Strict):
+    """cases/<id>/case.toml: what the agent may see and how its workspace is built."""
+
+    title: str = Field(description="One line a person reads in `bench cases`.")
+    image: str = Field("base", description="Workspace image, a folder name under images/.")
+    arms: list[str] = Field(
+        default_factory=lambda: ["default"],
+        description="Arm names; context/<arm>/ (if present) is copied beside the workspace.",
+    )
+    setup: list[str] = Field(
+        default_factory=list, description="Shell commands run once in the workspace at staging "
+        "($BENCH_CONTEXT names the arm's context, e.g. bare).",
+    )
+    limits: Limits = Field(default_factory=Limits)
+    seat: Literal["none", "software", "gpu"] = Field(
+        "none", description="The grading seat the case needs: gpu refuses a software (fallback) WebGPU "
+        "adapter as INCOMPLETE unless the run says --seat software; software accepts any adapter.")
+    subject: str | None = Field(
+        None, description="A subject pinned in provenance/subjects.toml: its tarball is installed into the "
+        "case's image (agent and grader) and recorded in provenance.")
+    fixture: str | None = Field(
+        None, description="A shared codebase, cases/_fixtures/<name>/, laid into the workspace first (the case's own "
+        "workspace/ over it). Several cases share one without copying it; its content hash is part of the case's "
+        "visible hash and is recorded in every result and summary.json.")
+
+    tags: list[str] = Field(
+        default_factory=list, description="Plain lowercase names that group cases (e.g. quick, browser, allium): "
+        "`bench run --tag T` runs every case carrying T; `bench cases` lists them.")
+
+    tracks: dict[str, TrackSpec] = Field(
+        default_factory=dict, description="Authoring tracks by name: the case then runs as <id>@<track> for each "
+        "(every track unless `--track` or <id>@<track> picks), and results key on case x track x arm.")
+
+    @field_validator("tracks")
+    @classmethod
+    def _track_names(cls, value: dict[str, TrackSpec]) -> dict[str, TrackSpec]:
+        for name in value:
+            if not NAME.match(name):
+                raise ValueError(f"track {name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
+        return value
+
+    @field_validator("image", "arms", "fixture", "tags")
+    @classmethod
+    def _names(cls, value: str | list[str] | None) -> str | list[str] | None:
+        for name in [value] if isinstance(value, str) else value or []:
+            if not NAME.match(name):
+                raise ValueError(f"{name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
+        return value
