@@ -15,6 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .allium.manifest import DistillThresholds, WeedThresholds
 from .check_base import CheckBase
+from .harness_spec import HarnessCheck
 from .judge_spec import JudgeCheck
 from .models import Strict
 
@@ -309,7 +310,7 @@ class CompileCheck(CheckBase):
 
 
 Check = Annotated[Union[CommandCheck, GrepCheck, BrowserCheck, AlliumDistillCheck, AlliumWeedCheck,
-                        CompileCheck, JudgeCheck],
+                        CompileCheck, JudgeCheck, HarnessCheck],
                   Field(discriminator="kind")]
 
 

@@ -20,6 +20,9 @@ observation-based ``CheckResult``:
 * ``judge``: a model scores criteria against the task and the agent's files, which the
   host reads from the tar and sends from a grader whose only network is the model's
   (bench/grading/judge.py); advisory unless the gate makes it one.
+* ``harness`` injects withheld tests beside the agent's code in a fresh container and
+  counts only what bench's own test runner reports under a one-time key
+  (bench/grading/harness.py); the injected files never reach a later check.
 
 The verdict is derived from the gate and these results alone (``decide``); a list of
 results that does not match the gate check for check is a harness fault (ERROR).
@@ -83,10 +86,11 @@ class GradeOutcome:
 
 def grade(ctx: GradeContext, gate: GateSpec) -> GradeOutcome:
     """Every check runs (so the record shows each one) within the gate's wall clock; then decide."""
-    from . import allium, browser, command, grep, judge, typecheck
+    from . import allium, browser, command, grep, harness, judge, typecheck
 
     executors = {"command": command.run, "grep": grep.run, "browser": browser.run, "compile": typecheck.run,
-                 "allium-distill": allium.run_distill, "allium-weed": allium.run_weed, "judge": judge.run}
+                 "allium-distill": allium.run_distill, "allium-weed": allium.run_weed, "judge": judge.run,
+                 "harness": harness.run}
     started = time.monotonic()
     deadline = started + gate.timeout_s
     results = []
