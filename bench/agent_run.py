@@ -19,6 +19,7 @@ from .agents.base import TRANSCRIPT_LOG
 from .engine import ROLE_LABEL, run_labels
 from .models import ImageRecord
 from .plugin import env as plugin_env, lay as lay_plugin
+from .skills import lay as lay_skills
 from .sandbox import Budgets, BudgetExceeded, Sandbox, SandboxSpec, tar_tree
 from .staging import stage_layers
 from .trust import CONTAINER_PATH as CA_IN_CONTAINER, container_env
@@ -62,6 +63,7 @@ def run_agent(run, trial, plan: AgentPlan, staged: ImageRecord | None, clock) ->
                 box.put(tar_tree(layers, files))
             if trial.plugin:
                 lay_plugin(box, trial.plugin)
+            lay_skills(box, trial.skills, trial.agent.name)
             outcome = box.run(limits.timeout_s, log_to=transcript)
             if plan.transcript != TRANSCRIPT_LOG and not outcome.budget:
                 _split_streams(box, transcript, trial.paths.agent_stderr)

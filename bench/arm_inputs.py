@@ -14,7 +14,7 @@ resolved, and its agent CLIs read, once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from .cases import Case
 from .errors import UsageError
 from .images import Images
 from .models import AgentRecord, ArmSpec, ImageRecord, SubjectRecord
+from .skills import Skill, Skills
 from .subject import Subjects
 
 Found = dict[tuple[str, str], "ArmInputs"]
@@ -38,6 +39,12 @@ class ArmInputs:
     installs: dict[str, AgentRecord]  # cli layer -> the CLI its image carries
     subject: SubjectRecord | None
     subject_tarball: Path | None = None  # the bytes subject.tarball_sha256 names, for checks that install it
+    skills: tuple[Skill, ...] = ()  # the track's and the arm's skills, laid where the agent's CLI finds them
+
+
+def track_skills(case: Case) -> list[str]:
+    """The skills a track of a tracked case hands its agents (case.toml `tracks.<track>.skills`)."""
+    return case.spec.tracks[case.track].skills if case.track else []
 
 
 def check_subjects(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], run_subject: str | None) -> None:
@@ -56,8 +63,8 @@ def check_subjects(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], run_s
 
 
 def resolve_arms(images: Images, client: docker.DockerClient, cases: list[Case], arm_specs: dict[str, list[ArmSpec]],
-                 subjects: Subjects, agents: list[Agent]) -> Found:
-    """Every case x arm's images, CLIs and subject; each distinct (case, source) resolved once."""
+                 subjects: Subjects, agents: list[Agent], skills: Skills | None = None) -> Found:
+    """Every case x arm's images, CLIs, subject and skills; each distinct (case, source) resolved once."""
     once: dict[tuple[str, str | None], ArmInputs] = {}
     found: Found = {}
     for case in cases:
@@ -68,7 +75,8 @@ def resolve_arms(images: Images, client: docker.DockerClient, cases: list[Case],
                 subject = subjects.get(case.spec.subject, key[1]) if case.spec.subject else None
                 once[key] = ArmInputs(roles, installed_agents(client, roles), subject and subject.record,
                                       subject and subject.tarball)
-            found[(case.id, arm.name)] = once[key]
+            given = skills.for_trial(arm.skills, track_skills(case)) if skills else ()
+            found[(case.id, arm.name)] = replace(once[key], skills=given)
     return found
 
 
@@ -93,5 +101,6 @@ def recorded(case: str, arms: list[ArmSpec], found: Found) -> dict[str, Any]:
     images = {role: image.id for inputs in shared for role, image in inputs.images.items()}
     images |= {f"{role}@{arm}": image.id for arm, inputs in own.items() for role, image in inputs.images.items()}
     subject = next((inputs.subject.tarball_sha256 for inputs in shared if inputs.subject), None)
-    return {"images": images, "subject_sha256": subject,
+    given = {arm.name: {s.record.name: s.record.tarball_sha256 for s in found[(case, arm.name)].skills} for arm in arms}
+    return {"images": images, "subject_sha256": subject, "skills": {arm: hashes for arm, hashes in given.items() if hashes},
             "subjects": {arm: inputs.subject.tarball_sha256 for arm, inputs in own.items() if inputs.subject}}

@@ -2,6 +2,7 @@
 
 SPEC is a comma-separated list of ``key:value`` items — ``context:bare``,
 ``agent:null``, ``model:NAME``, ``plugin:PATH`` (a plugin checkout, bench/plugin.py),
+``skills:PATH`` (a skill folder or a folder of them, bench/skills.py),
 ``subject:PATH|GIT_URL@COMMIT`` (what --subject takes, for this arm only,
 bench/arm_inputs.py) — or empty, in which case the arm uses the case's context folder
 of the same name. Without any ``--arm``, each case runs its own arms. Everything an
@@ -22,7 +23,7 @@ from .errors import UsageError
 from .models import ArmSpec
 from .subject import git_source
 
-KEYS = {"context", "agent", "agent_cmd", "model", "plugin", "subject"}
+KEYS = {"context", "agent", "agent_cmd", "model", "plugin", "subject", "skills"}
 
 
 def parse_arm(text: str) -> ArmSpec:
@@ -34,7 +35,7 @@ def parse_arm(text: str) -> ArmSpec:
         if not sep or key not in KEYS:
             raise UsageError(f"--arm {text!r}: {item!r} is not KEY:VALUE with KEY one of {', '.join(sorted(KEYS))}")
         fields[key] = _source(text, value) if key == "subject" and value else \
-            str(Path(value).expanduser().resolve()) if key == "plugin" and value else value
+            str(Path(value).expanduser().resolve()) if key in ("plugin", "skills") and value else value
     try:
         return ArmSpec.model_validate(fields)
     except ValidationError as exc:

@@ -68,6 +68,11 @@ class Case:
         track = self.dir / "tracks" / self.track / "workspace" if self.track else None
         return [self.workspace, *([track] if track and track.is_dir() else [])]
 
+    def skill_folders(self) -> list[Path]:
+        """The track's skills (case.toml `tracks.<track>.skills`): folders under the project's skills/."""
+        names = self.spec.tracks[self.track].skills if self.track else []
+        return [self.dir.parents[1] / "skills" / name for name in names]
+
     @property
     def solution(self) -> Path:
         """The reference solution: the track's (goldens/<id>/tracks/<track>/solution/) when it has one."""
@@ -86,7 +91,8 @@ class Case:
         under them; a track's trials also hash which track they are."""
         if self.fixture is None and self.track is None:
             return tree_digest(self.dir)
-        parts = {"case": tree_digest(self.dir), "track": self.track}
+        parts = {"case": tree_digest(self.dir), "track": self.track,
+                 "skills": {folder.name: tree_digest(folder) for folder in self.skill_folders()}}
         if self.fixture is not None:
             parts["fixture"] = fixture_hash or self.fixture.digest()
         return combine(parts)
@@ -231,6 +237,10 @@ def _check_layout(project: Project, case: Case) -> None:
             if not (case.goldens_dir / path).exists():
                 raise CaseError(case.goldens_dir / "gate.toml", f"checks.{index}.{field}",
                                 f"{path!r} does not exist under {case.goldens_dir.name}/", "add the file or fix the path")
+    for folder in case.skill_folders():
+        if not (folder / "SKILL.md").is_file():
+            raise CaseError(case.dir / "case.toml", f"tracks.{case.track}.skills", f"no skill {folder.name!r}: "
+                            f"{folder}/SKILL.md does not exist", "add the skill folder under skills/, or fix the name")
     for arm in case.spec.arms:
         context = case.context(arm)
         if context.exists() and not context.is_dir():

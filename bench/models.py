@@ -128,6 +128,9 @@ class ArmSpec(Strict):
     plugin: str | None = Field(
         None, description="A plugin checkout (folder) under test: packed once per run, put read-only into the "
         "agent's container, handed to Claude Code as --plugin-dir (to any agent as $BENCH_PLUGIN_DIR).")
+    skills: str | None = Field(
+        None, description="Skills under test: a skill folder (SKILL.md at its top) or a folder of them, packed once per "
+        "run and laid where the agent's CLI discovers skills; recorded by content hash.")
     subject: str | None = Field(
         None, description="A subject source under test (a checkout or .tgz path, or GIT_URL@COMMIT, as --subject "
         "takes): packed once per run; this arm's trials of every case that pins a subject install it instead.")
@@ -155,6 +158,9 @@ class CaseInputs(Record):
     plugins: dict[str, str] = Field(
         default_factory=dict, description="Arm name -> SHA-256 of its packed plugin checkout: a checkout whose "
         "content changed refuses a resume.")
+    skills: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="Arm name -> skill name -> SHA-256 of the packed skill, for arms or tracks "
+        "with skills: skill content that changed refuses a resume.")
     subjects: dict[str, str] = Field(
         default_factory=dict, description="Arm name -> SHA-256 of the subject tarball its `subject:` packed to, for "
         "arms with their own subject (subject_sha256 is the other arms'): a source that changed refuses a resume.")
@@ -280,6 +286,16 @@ class PluginRecord(Record):
     dirty: bool | None = Field(None, description="It had uncommitted changes when packed.")
 
 
+class SkillRecord(Record):
+    """A skill the agent got (a track's or its arm's), as a packed tar laid where its CLI discovers skills."""
+
+    name: str = Field(description="The skill folder's name, as the CLI lists it.")
+    source: Literal["track", "arm"] = Field(description="track: case.toml `tracks.<t>.skills`; arm: its `skills:`.")
+    origin: str = Field(description="The folder it was packed from, on the host that ran the trial.")
+    tarball_sha256: str = Field(description="SHA-256 of the deterministic tar it was packed to.")
+    files: int
+
+
 class Provenance(Record):
     """results/<label>/<case>/<arm>/trial-<n>/provenance.json"""
 
@@ -296,6 +312,8 @@ class Provenance(Record):
         "adapter, webgl, viewport, encoding. compare refuses to mix classes.")
     subject: SubjectRecord | None = None
     plugin: PluginRecord | None = Field(None, description="The arm's plugin checkout, for plugin arms.")
+    skills: list[SkillRecord] = Field(default_factory=list, description="The skills the agent got, where its CLI "
+                                      "discovers them (.claude/skills/ for Claude Code, .agents/skills/ otherwise).")
     engine: EngineRecord
     limits: Limits
     command_line: list[str]

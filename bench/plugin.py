@@ -47,22 +47,28 @@ def pack(checkout: str | Path) -> Plugin:
     root = Path(checkout).expanduser().resolve()
     if not root.is_dir():
         raise UsageError(f"plugin {checkout}: not a folder — `plugin:` takes the path of a plugin checkout")
-    buffer, files = io.BytesIO(), 0
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
-        archive.addfile(_info(PREFIX, tarfile.DIRTYPE, 0o555))
-        for path in walk(root):
-            rel = path.relative_to(root)
-            if ".git" in rel.parts:
-                continue
-            files += _add(archive, path, f"{PREFIX}/{rel.as_posix()}")
-            if buffer.tell() > MAX_BYTES:
-                raise UsageError(f"plugin {root}: more than {MAX_BYTES >> 20} MiB — point `plugin:` at the plugin's "
-                                 "own folder, not a tree holding build outputs")
-    data = buffer.getvalue()
+    data, files = pack_tree(root, PREFIX, "plugin")
     sha, dirty = git_state(root, (".",))
     record = PluginRecord(origin=str(root), tarball_sha256=sha256_bytes(data), files=files, source_sha=sha,
                           dirty=dirty if sha else None)
     return Plugin(record, data)
+
+
+def pack_tree(root: Path, prefix: str, what: str) -> tuple[bytes, int]:
+    """``root`` as a deterministic tar under ``prefix``/ (root-owned, read-only, no times, .git left out, links kept):
+    the bytes and the number of regular files. Shared by plugins and skills (bench/skills.py)."""
+    buffer, files = io.BytesIO(), 0
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        archive.addfile(_info(prefix, tarfile.DIRTYPE, 0o555))
+        for path in walk(root):
+            rel = path.relative_to(root)
+            if ".git" in rel.parts:
+                continue
+            files += _add(archive, path, f"{prefix}/{rel.as_posix()}")
+            if buffer.tell() > MAX_BYTES:
+                raise UsageError(f"{what} {root}: more than {MAX_BYTES >> 20} MiB — point it at the {what}'s own "
+                                 "folder, not a tree holding build outputs")
+    return buffer.getvalue(), files
 
 
 def _add(archive: tarfile.TarFile, path: Path, name: str) -> int:

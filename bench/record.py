@@ -45,6 +45,7 @@ def _full(run, trial, result: TrialResult, images: dict[str, ImageRecord], seat:
         images=images, agent=agent.model_copy(update={"model": agent.model or trial.arm.model}), engine=run.engine,
         limits=trial.limits, seat=seats.stamp(run.seat, seat), subject=trial.subject,
         plugin=trial.plugin.record if trial.plugin else None,
+        skills=[skill.record for skill in trial.skills],
         command_line=run.command_line, timings=result.phases, recorded_at=utcnow(),
         reproducibility=reproducibility_level(images, run.project_root), lock=run.lock,
     )

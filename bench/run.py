@@ -48,6 +48,7 @@ from .readback import read_record, rerun_fix
 from .request_checks import check_agent_cmd, check_request
 from .resume import finished, reconcile
 from .seat import check_mode
+from .skills import Skills
 from .subject import Subjects
 from .submission import Submission
 from .summary import summarize_arm
@@ -130,7 +131,7 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
                          EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat, ca=ca,
                          project_root=project.root, judge=judge)
     try:
-        found = resolve_arms(images, client, cases, arm_specs, subjects, list(agents.values()))
+        found = resolve_arms(images, client, cases, arm_specs, subjects, list(agents.values()), Skills(project.root))
         context.lock = check_lock(images, project, request.locked, say)
         records = {case.id: case.record() for case in cases}  # hashed once per run, not once per trial
         run = reconcile(paths.run_record, _run_record(paths, harness, request, cases, records, arm_specs, found,
@@ -257,7 +258,7 @@ def _pending(paths: RunPaths, cases: list[Case], arm_specs: dict[str, list[ArmSp
         agent, inputs = agents[arm.name], found[(case.id, arm.name)]
         specs.append(TrialSpec(case, arm, n, agent, trial_images(inputs.images, agent), _limits(case, request),
                                trial_paths, records[case.id], subject=inputs.subject, subject_tarball=inputs.subject_tarball,
-                               installed=inputs.installs.get(agent_layer(agent)), plugin=plugins.get(arm.name),
+                               installed=inputs.installs.get(agent_layer(agent)), plugin=plugins.get(arm.name), skills=inputs.skills,
                                submission=_submission(request, case, arm)))
     if kept:
         say(f"label {paths.label}: {kept} finished trial(s) kept, {len(specs)} to run")

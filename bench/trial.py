@@ -37,6 +37,7 @@ from .models import AgentRecord, ArmSpec, CaseRecord, EngineRecord, ImageRecord,
 from .result_models import TrialResult
 from .paths import TrialPaths
 from .plugin import Plugin
+from .skills import Skill
 from .record import record
 from .sandbox import SandboxFactory
 from .staging import stage
@@ -84,6 +85,7 @@ class TrialSpec:
     subject_tarball: Path | None = None  # its tarball on the host (a compile check installs it in the grader)
     installed: AgentRecord | None = None  # the agent CLI its image carries (name, version, binary SHA-256)
     plugin: Plugin | None = None  # the arm's packed plugin checkout, laid read-only in the agent's container
+    skills: tuple[Skill, ...] = ()  # the track's and the arm's skills, laid where the agent's CLI discovers them
     submission: Path | None = None  # `bench grade`: a folder made outside bench, graded as the exported workspace
 
 
