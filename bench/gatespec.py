@@ -338,15 +338,38 @@ class Expectation(Strict):
         return value
 
 
+class TrackGate(Strict):
+    """gate.toml `[tracks.<track>]`: the checks only that track's trials get, after the shared ones."""
+
+    checks: list[Check] = Field(default_factory=list, description="Track-only checks, run after the shared checks.")
+    image: str | None = Field(None, description="The track's grader image (default: the gate's, else the track's).")
+
+
 class GateSpec(Strict):
     """goldens/<id>/gate.toml: the withheld checks. The agent never sees this file."""
 
     image: str | None = Field(None, description="Grader image; defaults to the case's image.")
     timeout_s: int = Field(600, ge=1, description="Wall clock for the whole grading container.")
-    checks: list[Check] = Field(min_length=1)
+    checks: list[Check] = Field(default_factory=list, description="Shared checks: every trial (every track) runs them.")
+    tracks: dict[str, TrackGate] = Field(
+        default_factory=dict, description="Per authoring track (case.toml `tracks`): its own checks and grader image.")
     expectations: list[Expectation] = Field(
         default_factory=list, description="Semantic expectations, in the order every result lists them; scored by "
         "an operator with `bench assess`, each starting `unscored`.")
+
+    @model_validator(mode="after")
+    def _some_check(self) -> "GateSpec":
+        empty = [name for name, track in self.tracks.items() if not self.checks and not track.checks]
+        if (not self.checks and not self.tracks) or empty:
+            where = f" for track(s) {', '.join(empty)}" if empty else ""
+            raise ValueError(f"no check{where}: add [[checks]] (shared) or [[tracks.<track>.checks]]")
+        return self
+
+    def for_track(self, track: str) -> "GateSpec":
+        """The gate one track's trials are graded by: the shared checks, then the track's own."""
+        own = self.tracks.get(track, TrackGate())
+        return self.model_copy(update={"checks": [*self.checks, *own.checks], "tracks": {},
+                                       "image": own.image or self.image})
 
     @field_validator("expectations")
     @classmethod
