@@ -117,3 +117,17 @@ class FakeSandbox:
 
     def destroy(self) -> None:
         self.destroyed = True
+
+
+def workspace_tar(path: Path, files: dict[str, bytes], links: dict[str, str] = {}) -> Path:
+    """An exported workspace as a trial records it: regular files and symlinks under workspace/."""
+    with tarfile.open(path, "w") as archive:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"workspace/{name}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        for name, target in links.items():
+            info = tarfile.TarInfo(f"workspace/{name}")
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            archive.addfile(info)
+    return path

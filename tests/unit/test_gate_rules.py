@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import tarfile
-from pathlib import Path
 
 import pytest
 
@@ -14,6 +13,7 @@ from bench.gatespec import GateSpec
 from bench.grading import decide
 from bench.models import Verdict
 from bench.result_models import CheckResult
+from tests.fakes import workspace_tar
 
 CHECK = {"run": "make test", "stdout_matches": ["^all tests passed$"], "timeout_s": 60}
 
@@ -52,22 +52,8 @@ def test_the_nonce_line_must_be_printed_exactly():
     assert command.decide(CHECK, seen(stdout=f"all tests passed\nx{nonce}\n", nonce=nonce))[0] is False
 
 
-def workspace_tar(tmp_path: Path, files: dict[str, bytes], links: dict[str, str] = {}) -> Path:
-    path = tmp_path / "workspace.tar"
-    with tarfile.open(path, "w") as archive:
-        for name, data in files.items():
-            info = tarfile.TarInfo(f"workspace/{name}")
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-        for name, target in links.items():
-            info = tarfile.TarInfo(f"workspace/{name}")
-            info.type, info.linkname = tarfile.SYMTYPE, target
-            archive.addfile(info)
-    return path
-
-
 def test_grep_reads_only_regular_files_of_the_workspace(tmp_path):
-    tar = workspace_tar(tmp_path, {"a.txt": b"nothing\n"}, links={"link.txt": "/etc/passwd", "b.txt": "a.txt"})
+    tar = workspace_tar(tmp_path / "workspace.tar", {"a.txt": b"nothing\n"}, links={"link.txt": "/etc/passwd", "b.txt": "a.txt"})
     check = {"files": ["*.txt"], "pattern": "root:|nothing"}
     passed, detail = grep.run(check, tar)
     assert passed and detail.endswith("matched in a.txt")
@@ -82,13 +68,13 @@ def test_grep_reads_only_regular_files_of_the_workspace(tmp_path):
 ])
 def test_grep_globs_mean_what_pathlib_globs_mean(tmp_path, glob, hits):
     names = ["main.c", "src/rle.c", "src/rle.h", "src/deep/x.c"]
-    tar = workspace_tar(tmp_path, {name: b"X\n" for name in names})
+    tar = workspace_tar(tmp_path / "workspace.tar", {name: b"X\n" for name in names})
     with tarfile.open(tar) as archive:
         assert [m.name[len("workspace/"):] for m in grep.selected(archive, [glob])] == hits
 
 
 def test_grep_must_not_match(tmp_path):
-    tar = workspace_tar(tmp_path, {"notes.md": b"TODO\n"})
+    tar = workspace_tar(tmp_path / "workspace.tar", {"notes.md": b"TODO\n"})
     passed, detail = grep.run({"files": ["**/*"], "pattern": "TODO", "must_match": False}, tar)
     assert passed is False and detail.startswith("/TODO/ must not match, but matched in notes.md")
 

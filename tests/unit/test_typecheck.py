@@ -12,20 +12,11 @@ from pydantic import ValidationError
 from bench.gatespec import CompileCheck
 from bench.grading.typecheck import collect, decide
 from bench.result_models import Diagnostic
+from tests.fakes import workspace_tar
 
 
 def workspace(tmp_path: Path, files: dict[str, bytes], links: dict[str, str] = {}) -> Path:
-    path = tmp_path / "workspace.tar"
-    with tarfile.open(path, "w") as archive:
-        for name, data in files.items():
-            info = tarfile.TarInfo(f"workspace/{name}")
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-        for name, target in links.items():
-            info = tarfile.TarInfo(f"workspace/{name}")
-            info.type, info.linkname = tarfile.SYMTYPE, target
-            archive.addfile(info)
-    return path
+    return workspace_tar(tmp_path / "workspace.tar", files, links)
 
 
 def check(**fields) -> CompileCheck:
