@@ -28,20 +28,10 @@ class TrackSpec(Strict):
         default_factory=list, description="Skill folders under the project's skills/ that this track's agents get "
         "where their CLI discovers skills (.claude/skills/<name>/ for Claude Code, .agents/skills/<name>/ for Codex).")
 
-    @field_validator("image")
+    @field_validator("image", "skills")
     @classmethod
-    def _image(cls, value: str | None) -> str | None:
-        if value is not None and not NAME.match(value):
-            raise ValueError(f"{value!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
-        return value
-
-    @field_validator("skills")
-    @classmethod
-    def _skills(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if not NAME.match(name):
-                raise ValueError(f"{name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
-        return value
+    def _names(cls, value: str | list[str] | None) -> str | list[str] | None:
+        return plain_names(value)
 
 
 class CaseSpec(Strict):
@@ -77,18 +67,16 @@ class CaseSpec(Strict):
         default_factory=dict, description="Authoring tracks by name: the case then runs as <id>@<track> for each "
         "(every track unless `--track` or <id>@<track> picks), and results key on case x track x arm.")
 
-    @field_validator("tracks")
+    @field_validator("image", "arms", "fixture", "tags", "tracks")
     @classmethod
-    def _track_names(cls, value: dict[str, TrackSpec]) -> dict[str, TrackSpec]:
-        for name in value:
-            if not NAME.match(name):
-                raise ValueError(f"track {name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
+    def _names(cls, value: str | list[str] | dict | None) -> str | list[str] | dict | None:
+        plain_names(list(value) if isinstance(value, dict) else value)
         return value
 
-    @field_validator("image", "arms", "fixture", "tags")
-    @classmethod
-    def _names(cls, value: str | list[str] | None) -> str | list[str] | None:
-        for name in [value] if isinstance(value, str) else value or []:
-            if not NAME.match(name):
-                raise ValueError(f"{name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
-        return value
+
+def plain_names(value: str | list[str] | None) -> str | list[str] | None:
+    """A name (or names) a case author writes: images, arms, fixtures, tags, tracks, skills."""
+    for name in [value] if isinstance(value, str) else value or []:
+        if not NAME.match(name):
+            raise ValueError(f"{name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')")
+    return value
