@@ -109,14 +109,9 @@ def judge_for(cases: list[Case], model: str | None, script: Path | None,
 
 
 def _scripted(model: str | None, script: Path) -> JudgeSetup:
-    from .model_endpoint import ScriptError, load_script
+    from .agents.base import check_script
 
-    try:
-        load_script(script)
-    except OSError as exc:
-        raise UsageError(f"--judge-script {script}: cannot read it ({exc.strerror})") from None
-    except ScriptError as exc:
-        raise UsageError(f"--judge-script: {exc}") from None
+    check_script(script, "--judge-script")
     return JudgeSetup(model or DEFAULT_MODEL, endpoint=EndpointPlan(script, log_prompts=True))
 
 

@@ -188,13 +188,13 @@ class ModelCLIAgent:
         return f"{self.model} ({scripted})" if self.model else scripted
 
 
-def check_script(script: Path) -> None:
-    """Refuse a missing or malformed script before anything is built."""
+def check_script(script: Path, flag: str = "--model-script") -> None:
+    """Refuse a missing or malformed script (``flag``'s: --model-script, --judge-script) before anything is built."""
     from ..model_endpoint import ScriptError, load_script
 
     try:
         load_script(script)
     except OSError as exc:
-        raise UsageError(f"--model-script {script}: cannot read it ({exc.strerror})") from None
+        raise UsageError(f"{flag} {script}: cannot read it ({exc.strerror})") from None
     except ScriptError as exc:
-        raise UsageError(f"--model-script: {exc}") from None
+        raise UsageError(f"{flag}: {exc}") from None

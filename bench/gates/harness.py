@@ -16,6 +16,8 @@ import hashlib
 import hmac
 from dataclasses import dataclass, field
 
+from .command import Observation  # how a check's container ended: one record for both kinds
+
 TAIL = 2000
 TEST, END = "BENCH-TEST", "BENCH-END"
 STATUSES = ("pass", "fail", "skip")
@@ -65,20 +67,6 @@ def _parse(body: str) -> Test | int | None:
     except ValueError:
         pass
     return None  # verified but malformed: only a runner bug writes this
-
-
-@dataclass(frozen=True)
-class Observation:
-    """How the check's container ended and what it printed (each stream within the budget)."""
-
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    timed_out: bool = False
-    budget: str | None = None
-    budget_mb: int = 0
-    oom_killed: bool = False
-    memory_mb: int = 0
 
 
 @dataclass(frozen=True)
