@@ -80,13 +80,26 @@ def finish_run(outcome) -> None:
     from .exit_status import exit_status
     from .models import Verdict
 
-    table = Table("case", "arm", "PASS", "FAIL", "INCOMPLETE", "ERROR", "pass rate", title=f"run {outcome.summary.label}")
+    from .summary import check_marks
+
+    dry = bool(outcome.results) and all(r.dry_run for r in outcome.results)
+    title = f"run {outcome.summary.label}" + (" — dry run: no agent ran, FAILs grade the untouched scaffold" if dry else "")
+    table = Table("case", "arm", "lane", "PASS", "FAIL", "INCOMPLETE", "ERROR", "pass rate", "checks", title=title)
+    lanes: dict[tuple[str, str], set[str]] = {}  # a label's seat, and so its lane, is one run option: resume holds it
+    for result in outcome.results:
+        lanes.setdefault((result.case, result.arm), set()).add(result.lane)
     for arm in outcome.summary.arms:
         rate = "—" if arm.pass_rate is None else f"{arm.pass_rate:.0%}"
-        table.add_row(arm.case, arm.arm, *(str(arm.counts[v]) for v in arm.counts), rate)
+        lane = ", ".join(sorted(lanes.get((arm.case, arm.arm), ()))) or "—"
+        table.add_row(arm.case, arm.arm, lane, *(str(arm.counts[v]) for v in arm.counts), rate, check_marks(arm.checks))
     console.print(table)
+    console.print("checks: passed/ran per check in gate order; s = skipped (another lane's check, or a model's in a "
+                  "dry run)", highlight=False)
     console.print(f"results: {outcome.paths.dir}")
-    sys.exit(exit_status([r.verdict for r in outcome.results] + ([Verdict.ERROR] if outcome.engine_lost else [])))
+    verdicts = [r.verdict for r in outcome.results] + ([Verdict.ERROR] if outcome.engine_lost else [])
+    if dry:  # the scaffold is expected to FAIL; only a path that broke (ERROR, INCOMPLETE) is worth a nonzero exit
+        verdicts = [Verdict.PASS if v is Verdict.FAIL else v for v in verdicts]
+    sys.exit(exit_status(verdicts))
 
 
 @click.command("check-answers")

@@ -54,6 +54,9 @@ run_options = option_set(
                                        "credential proxy with ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."),
     click.option("--judge-script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
                  help="Judge offline: answer judge checks from this script's `judge = true` turns."),
+    click.option("--dry-run", is_flag=True,
+                 help="Everything but the model call: build, stage, print the agent's argv and environment (secrets "
+                      "redacted), grade the untouched workspace (FAILs expected; exit 0), mark the label a dry run."),
 )
 
 # Each destination is a field name of AgentOptions (bench/agents/__init__.py).

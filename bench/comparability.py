@@ -4,7 +4,8 @@ A side is a label, or one arm of a label (``LABEL:ARM``), so two arms run
 interleaved in one invocation (``--arm base=plugin:A --arm cand=plugin:B``) compare
 with each other. Comparability is proven from provenance: for every case both sides
 share, the case, fixture and goldens hashes, the grader image's content, the harness,
-the seat class and the judge of its judge checks (model and endpoint: a score is the
+the seat class, the lane (where it ran and was graded: a check skipped on one lane is
+graded on another) and the judge of its judge checks (model and endpoint: a score is the
 judge's as much as the agent's) must agree. Within a side, one arm's trials must all
 have had the same plugin checkout and the same subject tarball (by SHA-256): an arm
 whose checkout changed between its trials measures two things at once.
@@ -140,6 +141,7 @@ CASE_FACTS: dict[str, Getter] = {
     "goldens_hash": lambda p: p.case.goldens_hash,
     "grader image content": grader_content,
     "seat class": lambda p: p.seat.get("class", "(none recorded)"),
+    "lane": lambda p: p.lane,
 }
 HARNESS_FACTS: dict[str, Getter] = {
     "harness version": lambda p: p.harness.version,

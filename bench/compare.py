@@ -26,7 +26,11 @@ declares: a recall's worst may not fall, a false-positive count's worst may not 
 
 Exit codes (DESIGN.md): 0 comparable and every floor holds; 1 a guardrail broken;
 3 refused as not comparable (drift, an unverifiable label, a side without valid
-trials); 2 bad usage (a missing or empty label folder).
+trials, a dry run); 2 bad usage (a missing or empty label folder).
+
+A side holding a dry run (`bench run --dry-run`: no agent ran, the untouched scaffold
+was graded) is refused whatever the flags: its verdicts describe the harness path, not
+an agent, so they are never evidence for or against one.
 """
 
 from __future__ import annotations
@@ -164,6 +168,7 @@ class CompareReport(BaseModel):
     unverified: list[str] = []
     drift: list[Drift]
     declared: list[Drift] = []  # subjects that differ as the arms declared them: the experiment, named, not refused
+    dry_runs: list[str] = []  # sides holding dry-run trials: refused whatever the flags (no agent ran)
     warnings: list[str]
     comparisons: list[PairComparison]
 
@@ -179,7 +184,7 @@ class CompareReport(BaseModel):
     @property
     def refused(self) -> bool:
         return (bool(self.drift) and not self.allow_drift) or (bool(self.unverified) and not self.allow_unsigned) \
-            or bool(self.nothing_to_judge)
+            or bool(self.nothing_to_judge) or bool(self.dry_runs)
 
     @computed_field
     @property
@@ -198,6 +203,7 @@ class CompareReport(BaseModel):
         lines = _listed(self.unverified, self.allow_unsigned, "not verifiable", "finding", "--allow-unsigned")
         lines += _listed([str(d) for d in self.drift], self.allow_drift, "not comparable", "difference", "--allow-drift")
         lines += [f"refused: {line}" for line in self.nothing_to_judge]
+        lines += [f"refused: {line}" for line in self.dry_runs]
         if self.declared:
             lines += [f"compared across {len(self.declared)} declared difference(s) (the arms' subjects under trial):",
                       *(f"  {d}" for d in self.declared)]
@@ -236,7 +242,8 @@ def compare_labels(baseline: str | Path, candidate: str | Path, results: Path = 
     trusted = default_trust() if trusted is None else trusted
     report = CompareReport(baseline=str(b_paths.dir), candidate=str(c_paths.dir), allow_drift=allow_drift,
                            allow_unsigned=allow_unsigned, drift=drift, declared=declared, warnings=warnings,
-                           comparisons=[], unverified=unverified(b_paths, trusted) + unverified(c_paths, trusted))
+                           comparisons=[], unverified=unverified(b_paths, trusted) + unverified(c_paths, trusted),
+                           dry_runs=dry_runs("baseline", base) + dry_runs("candidate", cand))
     if report.refused:
         return report
     for case, b_arm, c_arm in pairs:
@@ -245,6 +252,13 @@ def compare_labels(baseline: str | Path, candidate: str | Path, results: Path = 
         report.comparisons.append(compare_pair(case, b_arm, c_arm, b, c))
         report.warnings += _few_trials(report.comparisons[-1])
     return report
+
+
+def dry_runs(side: str, groups: Groups) -> list[str]:
+    """A line per case x arm of a side whose trials include a dry run: no agent ran there."""
+    return [f"the {side}'s {case}/{arm} is a dry run (--dry-run: no agent ran, the untouched workspace was graded); "
+            f"compare labels of real runs" for case, arms in sorted(groups.items()) for arm, trials in sorted(arms.items())
+            if any(t.result.dry_run for t in trials)]
 
 
 def _few_trials(pair: PairComparison) -> list[str]:

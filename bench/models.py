@@ -187,6 +187,7 @@ class RunOptions(Record):
     agent_network: bool = False
     judge_model: str | None = None
     judge_script_sha256: str | None = None
+    dry_run: bool = Field(False, description="--dry-run: no agent ran; a label is a dry run or a real run, never both.")
 
 
 class RunRecord(Record):
@@ -304,6 +305,8 @@ class Provenance(Record):
     case: CaseRecord
     arm: str
     arm_spec: ArmSpec | None = None
+    lane: str = Field("local-docker", description="Where the trial ran and was graded (bench/lanes.py); compare "
+                      "refuses to mix lanes unless --allow-drift.")
     images: dict[str, ImageRecord] = Field(description="By role: agent, grader, staged.")
     agent: AgentRecord
     seat: dict[str, str] = Field(

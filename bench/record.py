@@ -41,7 +41,7 @@ def _full(run, trial, result: TrialResult, images: dict[str, ImageRecord], seat:
         agent = trial.installed.model_copy(update={"model": agent.model})
     paths.result.write_text(result.model_dump_json(indent=2) + "\n")
     provenance = Provenance(
-        harness=run.harness.record, case=trial.case_record, arm=trial.arm.name, arm_spec=trial.arm,
+        harness=run.harness.record, case=trial.case_record, arm=trial.arm.name, arm_spec=trial.arm, lane=run.lane,
         images=images, agent=agent.model_copy(update={"model": agent.model or trial.arm.model}), engine=run.engine,
         limits=trial.limits, seat=seats.stamp(run.seat, seat), subject=trial.subject,
         plugin=trial.plugin.record if trial.plugin else None,

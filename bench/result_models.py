@@ -65,6 +65,8 @@ class CheckResult(BaseModel):
     review: dict[str, list[str]] = Field(
         default_factory=dict, description="Named lists for a person (found, missed, confabulated, false positives, ...).")
     incomplete: bool = Field(False, description="The check could not observe (seat refused): INCOMPLETE, not FAIL.")
+    skipped: bool = Field(False, description="Not run at all: the check is for other lanes, or asks a model in a dry "
+                          "run (bench/lanes.py); never a failure, counted apart. passed is false.")
     seat: dict[str, str] | None = Field(None, description="A browser check's seat: class, chromium, adapter, ...")
     timings: dict[str, float] = Field(
         default_factory=dict, description="A browser check's seconds per stage: launch, seat, build, ready, steps, "
@@ -95,6 +97,10 @@ class TrialResult(Record):
     arm: str
     trial: int
     agent: str
+    lane: str = Field("local-docker", description="Where the trial ran and was graded: local-docker, gpu-seat (--seat "
+                      "gpu), or a remote executor's name (bench/lanes.py); records before lanes were local-docker.")
+    dry_run: bool = Field(False, description="`bench run --dry-run`: no agent ran, the untouched scaffold was graded; "
+                          "its verdict says whether the harness path works, never how an agent did.")
     verdict: Verdict
     reason: str = Field("", description="Why, in one line, when not PASS.")
     checks: list[CheckResult] = Field(default_factory=list)

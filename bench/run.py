@@ -29,6 +29,7 @@ from .arm_inputs import Found, check_subjects, recorded, resolve_arms
 from .attest import FileDigests, sign_label
 from .arms import arms_for, parse_arm
 from .cases import Case, case_ids, load_case, with_tags
+from .dry_run import DryRunAgent
 from .grading.allium import require_valid_goldens
 from .engine import connect, engine_versions, remove_orphans, remove_run_containers
 from .errors import UsageError
@@ -37,6 +38,7 @@ from .hashing import sha256_file
 from .keys import SigningKey, load_or_create
 from .images import Images
 from .judge import judge_for
+from .lanes import lane_for
 from .lock import read_lock
 from .models import ArmSpec, CaseInputs, CaseRecord, EngineRecord, Limits, RunOptions, RunRecord, Verdict, utcnow
 from .result_models import TrialResult
@@ -51,7 +53,7 @@ from .seat import check_mode
 from .skills import Skills
 from .subject import Subjects
 from .submission import Submission
-from .summary import summarize_arm
+from .summary import check_marks, summarize_arm
 from .trial import RunContext, TrialSpec, run_trial
 from .trust import ca_bundle
 
@@ -81,6 +83,7 @@ class RunRequest:
     submissions: dict[str, list[Submission]] = field(default_factory=dict)  # `bench grade`: case -> folders, by arm
     judge_model: str | None = None  # --judge-model: the model judge checks ask (bench/judge.py)
     judge_script: Path | None = None  # --judge-script: judge offline against a scripted endpoint
+    dry_run: bool = False  # --dry-run: everything but the model call (bench/dry_run.py)
 
 
 @dataclass
@@ -107,7 +110,8 @@ def default_concurrency() -> int:
 def execute(request: RunRequest, project: Project, say: Say | None = None) -> RunOutcome:
     """Validate, resolve, run every trial, clean up, write the summary."""
     cases, arm_specs = _validate(request, project)
-    judge = judge_for(cases, request.judge_model, request.judge_script)  # refused here, before anything is built
+    # refused here, before anything is built; a dry run asks no model, so it reaches no judge either
+    judge = None if request.dry_run else judge_for(cases, request.judge_model, request.judge_script)
     plugins = pack_arms(arm for arms in arm_specs.values() for arm in arms)  # each checkout read once, here
     agents = {arm.name: _agent(arm, request) for arm in (_with_defaults(arm, request) for arms in arm_specs.values()
                                                          for arm in arms)}
@@ -121,6 +125,8 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
         raise UsageError(f"cannot write results to {paths.dir}: {exc.strerror} — pass --results a folder you can "
                          "write") from None
     say = say or _stderr_line
+    if request.dry_run:
+        agents = {name: DryRunAgent(agent, say) for name, agent in agents.items()}
     for orphan in remove_orphans(client):
         say(f"removed containers left by interrupted run {orphan}")
     ca = ca_bundle(request.ca_bundle)
@@ -129,7 +135,8 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     harness = prepare(Path(tempfile.mkdtemp(prefix="bench-wheel-")))  # into the label only once resume agrees
     context = RunContext(client, secrets.token_hex(6), paths.label, harness,
                          EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat, ca=ca,
-                         project_root=project.root, judge=judge)
+                         project_root=project.root, judge=judge, lane=lane_for(request.seat),
+                         dry_run=request.dry_run)
     try:
         found = resolve_arms(images, client, cases, arm_specs, subjects, list(agents.values()), Skills(project.root))
         context.lock = check_lock(images, project, request.locked, say)
@@ -236,7 +243,7 @@ def run_options(request: RunRequest) -> RunOptions:
     return RunOptions(agent=request.agent, agent_cmd=request.agent_cmd, model=agent.model, model_script_sha256=script,
                       max_turns=agent.max_turns, timeout_s=request.timeout_s, seat=request.seat,
                       subject=request.subject, agent_env=sorted(agent.env), agent_network=agent.network,
-                      judge_model=request.judge_model, judge_script_sha256=judge_script)
+                      judge_model=request.judge_model, judge_script_sha256=judge_script, dry_run=request.dry_run)
 
 
 def schedule(cases: list[Case], arm_specs: dict[str, list[ArmSpec]], trials: int) -> list[tuple[Case, ArmSpec, int]]:
@@ -338,7 +345,10 @@ def _line(result: TrialResult) -> str:
     reason = f" — {result.reason}" if result.reason else ""
     judged = "".join(f" [{c.name}: {', '.join(f'{k} {v:g}' for k, v in c.metrics.items())}]"  # advisory ones too
                      for c in result.checks if c.kind == "judge" and c.metrics)
-    return f"{result.case}/{result.arm}/trial-{result.trial}: {result.verdict.value} ({took:.1f} s){reason}{judged}"
+    checks = f" checks {check_marks(summarize_arm(result.case, result.arm, [result]).checks)}" if result.checks else ""
+    dry = " [dry run]" if result.dry_run else ""
+    return (f"{result.case}/{result.arm}/trial-{result.trial}: {result.verdict.value}{dry} ({took:.1f} s){checks}"
+            f"{reason}{judged}")
 
 
 def _cleanup(client, run_id: str, say: Say) -> None:

@@ -39,12 +39,13 @@ class FloorRow(Strict):
 
 
 class CheckTally(Record):
-    """How often one check passed, over the trials that ran it."""
+    """How often one check passed, over the trials that ran it; the trials that skipped it apart."""
 
     name: str
     gating: bool
     passed: int
-    total: int
+    total: int = Field(description="Trials that ran the check (a skipped one did not).")
+    skipped: int = Field(0, description="Trials that skipped it: graded on another lane, or a dry run's model check.")
     metrics: dict[str, MetricSpread] = Field(default_factory=dict, description="The check's own metrics.")
 
 

@@ -4,7 +4,8 @@ Only valid trials (PASS or FAIL) carry outcomes and metrics: ERROR is the harnes
 fault and INCOMPLETE a refused observation, so counting either as a failure, or their
 shorter wall time as a saving, would charge the agent for the infrastructure. Check
 pass counts are the exception: they cover every trial that ran the check, because
-they say how the check behaved, not how the agent did.
+they say how the check behaved, not how the agent did. A skipped check (another lane's,
+or a model's in a dry run) was not run: it is counted apart, never as a failure.
 """
 
 from __future__ import annotations
@@ -67,16 +68,28 @@ def directions(results: list[TrialResult]) -> dict[str, str]:
 
 
 def _check_tallies(results: list[TrialResult]) -> list[CheckTally]:
-    """Pass counts over every trial that ran the check; its metrics over valid trials only."""
+    """Pass counts over every trial that ran the check, skips apart; its metrics over valid trials only."""
     names = list(dict.fromkeys(check.name for r in results for check in r.checks))
     tallies = []
     for name in names:
-        ran = [(r, check) for r in results for check in r.checks if check.name == name]
+        seen = [(r, check) for r in results for check in r.checks if check.name == name]
+        ran = [(r, check) for r, check in seen if not check.skipped]
         tallies.append(CheckTally(
-            name=name, gating=ran[0][1].gating, passed=sum(check.passed for _, check in ran), total=len(ran),
-            metrics=_spreads([check.metrics for r, check in ran if r.verdict in VALID]),
+            name=name, gating=seen[0][1].gating, passed=sum(check.passed for _, check in ran), total=len(ran),
+            skipped=len(seen) - len(ran), metrics=_spreads([check.metrics for r, check in ran if r.verdict in VALID]),
         ))
     return tallies
+
+
+def check_marks(tallies: list[CheckTally]) -> str:
+    """Per check, in gate order: passed/ran (``2/3``), ``s`` when skipped in every trial, ``2/2+1s`` when in some."""
+    marks = []
+    for tally in tallies:
+        if not tally.total:
+            marks.append("s" if tally.skipped else "-")
+        else:
+            marks.append(f"{tally.passed}/{tally.total}" + (f"+{tally.skipped}s" if tally.skipped else ""))
+    return " ".join(marks)
 
 
 def _spreads(rows: list[dict[str, float]]) -> dict[str, MetricSpread]:

@@ -33,6 +33,7 @@ from .gates.browser import Stopwatch
 from .grading import GradeContext, GradeOutcome, SeatProbes, grade
 from .harness import Harness
 from .judge import BoundJudge, JudgeSetup
+from .lanes import LOCAL
 from .models import AgentRecord, ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, SubjectRecord, Verdict, utcnow
 from .result_models import TrialResult
 from .paths import TrialPaths
@@ -63,6 +64,8 @@ class RunContext:
     engine_lost: threading.Event = field(default_factory=threading.Event)  # set by a trial that lost the engine
     lock: dict[str, str] = field(default_factory=dict)  # image name -> lock state, checked before the first trial
     judge: JudgeSetup | None = None  # the model judge checks ask, and how it is reached (bench/judge.py)
+    lane: str = LOCAL  # where this run's trials run and are graded (bench/lanes.py), stamped on every record
+    dry_run: bool = False  # --dry-run: the agents are bench/dry_run.py's stand-ins; stamped on every result
 
     def __post_init__(self) -> None:
         if self.sandboxes is None:
@@ -93,8 +96,8 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     """Run one trial to a verdict; always leaves result.json, provenance.json and manifest.json."""
     trial.paths.dir.mkdir(parents=True, exist_ok=True)
     result = TrialResult(run_id=run.run_id, label=run.label, case=trial.case.id, arm=trial.arm.name,
-                         trial=trial.n, agent=trial.agent.name, verdict=Verdict.ERROR,
-                         reason="interrupted before a verdict", started_at=utcnow(),
+                         trial=trial.n, agent=trial.agent.name, lane=run.lane, dry_run=run.dry_run,
+                         verdict=Verdict.ERROR, reason="interrupted before a verdict", started_at=utcnow(),
                          expectations=unscored(trial.case.gate))
     clock = Stopwatch()  # seconds per phase, kept here (never on the spec), timed even when a phase raises
     images, graded = dict(trial.images), None
@@ -184,7 +187,8 @@ def grade_context(run: RunContext, trial: TrialSpec) -> GradeContext:
         image=trial.images["grader"].id, limits=trial.limits, goldens=trial.case.goldens_dir,
         workspace_tar=trial.paths.workspace_tar, gate_log=trial.paths.gate_log, artifacts=trial.paths.artifacts,
         wheel=run.harness.wheel, seat_need=trial.case.spec.seat, seat_mode=run.seat, seat_probes=run.seat_probes,
-        subject=trial.subject, subject_tarball=trial.subject_tarball, judge=_judge(run, trial),
+        subject=trial.subject, subject_tarball=trial.subject_tarball, judge=_judge(run, trial), lane=run.lane,
+        dry_run=run.dry_run,
     )
 
 

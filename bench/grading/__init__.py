@@ -24,6 +24,10 @@ observation-based ``CheckResult``:
   counts only what bench's own test runner reports under a one-time key
   (bench/grading/harness.py); the injected files never reach a later check.
 
+A check declared for other lanes, or one that asks a model in a dry run, is not run
+at all: it is recorded ``skipped`` (bench/lanes.py), which ``decide`` counts neither as
+a pass nor as a failure.
+
 The verdict is derived from the gate and these results alone (``decide``); a list of
 results that does not match the gate check for check is a harness fault (ERROR).
 """
@@ -37,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import InfrastructureError
+from ..lanes import LOCAL, skip_reason
 from ..gatespec import Check, GateSpec
 from ..models import Limits, SubjectRecord, Verdict
 from ..result_models import CheckResult
@@ -73,6 +78,8 @@ class GradeContext:
     subject: SubjectRecord | None = None  # the package under test, for checks that install it (compile)
     subject_tarball: Path | None = None  # its tarball on the host, the bytes that SHA-256 names
     judge: BoundJudge | None = None  # the run's judge model and its sidecar, for judge checks (bench/judge.py)
+    lane: str = LOCAL  # where this trial is graded: checks declared for other lanes are skipped (bench/lanes.py)
+    dry_run: bool = False  # `bench run --dry-run`: checks that would call a model are skipped
 
 
 @dataclass(frozen=True)
@@ -96,12 +103,17 @@ def grade(ctx: GradeContext, gate: GateSpec) -> GradeOutcome:
     results = []
     for check in gate.checks:
         left = deadline - time.monotonic()
+        if (why := skip_reason(check.lanes, check.kind, ctx.lane, ctx.dry_run)) is not None:
+            log_line(ctx, f"--- check '{check.name}' ({check.kind}): skipped, {why}")
+            results.append(not_run(check, why).model_copy(update={"skipped": True}))
+            continue
         if left <= 1:
             results.append(not_run(check, f"not run: the gate's {gate.timeout_s} s wall clock was spent"))
             continue
         began = time.monotonic()
         result = executors[check.kind](ctx, check, left)
-        results.append(result.model_copy(update={"duration_s": round(time.monotonic() - began, 3)}))
+        # only the skip above marks a check skipped: one that ran is a pass or a failure, whatever its executor said
+        results.append(result.model_copy(update={"duration_s": round(time.monotonic() - began, 3), "skipped": False}))
     verdict, reason = decide(gate, results)
     seat = next((r.seat for r in results if r.seat), None)
     return GradeOutcome(verdict, reason, tuple(results), seat, round(time.monotonic() - started, 3))
@@ -111,14 +123,19 @@ def decide(gate: GateSpec, results: list[CheckResult]) -> tuple[Verdict, str]:
     """The verdict from the gate and the results: refused seat -> INCOMPLETE, gating failure -> FAIL.
 
     A refused seat wins over a failure: the seat is part of the case, so a partial
-    observation is never charged to the agent.
+    observation is never charged to the agent. A skipped check (another lane's, or a
+    model's in a dry run) neither passes nor fails; a gate whose every gating check was
+    skipped observed nothing, so it is INCOMPLETE, never a PASS nobody saw.
     """
     expected = [(c.name, c.kind) for c in gate.checks]
     got = [(r.name, r.kind) for r in results]
     if got != expected:
         raise InfrastructureError(f"grader fault: the results {got} do not match the gate's checks {expected}")
-    refused = [r for r in results if r.gating and r.incomplete]
-    failed = [r for r in results if r.gating and not r.passed]
+    refused = [r for r in results if r.gating and r.incomplete and not r.skipped]
+    failed = [r for r in results if r.gating and not r.passed and not r.skipped]
+    gating = [r for r in results if r.gating]
+    if gating and all(r.skipped for r in gating):
+        return Verdict.INCOMPLETE, f"every gating check was skipped ({_first_line(gating[0].detail)}): nothing observed"
     if refused:
         return Verdict.INCOMPLETE, f"check '{refused[0].name}' could not observe: {_first_line(refused[0].detail)}"
     if failed:
