@@ -44,6 +44,15 @@ def result(cwd: Path, label: str, case: str, arm: str) -> dict:
     return json.loads((trial(cwd, label, case, arm) / "result.json").read_text())
 
 
+def assert_exit_status(done: subprocess.CompletedProcess, cwd: Path, label: str, trials: list[tuple[str, str]]):
+    """Without --seat, whether a case is graded or INCOMPLETE is the engine's (a GPU or none): the exit status
+    must follow the verdicts recorded, by bench/exit_status.py's rule."""
+    from bench.exit_status import exit_status
+
+    verdicts = [result(cwd, label, case, arm)["verdict"] for case, arm in trials]
+    assert done.returncode == exit_status(verdicts), (done.returncode, verdicts, done.stderr[-2000:])
+
+
 def predicates(res: dict) -> dict[str, dict]:
     return {p["name"]: p for check in res["checks"] for p in check["predicates"]}
 
@@ -175,8 +184,9 @@ def test_the_bare_arm_loses_the_packaged_context(docker_client, tmp_path):
              "for f in $P/examples $P/AGENTS.md; do test -e $f && echo HAS:$f || echo NO:$f; done; "
              "grep -q 'examples/AGENTS.md' AGENTS.md && echo POINTER || echo NOPOINTER; "
              "tar tzf /opt/subject/subject.tgz | grep -q '^package/examples/' && echo TARBALL-EXAMPLES || echo TARBALL-BARE")
-    bench_cli(tmp_path, "run", "red-box", "--arm", "bare", "--arm", "with-context", "--agent", "command",
-              "--agent-cmd", probe, "--label", "arms", rc=1)  # a probe, not a solution: FAIL
+    done = bench_cli(tmp_path, "run", "red-box", "--arm", "bare", "--arm", "with-context", "--agent", "command",
+                     "--agent-cmd", probe, "--label", "arms", rc=None)
+    assert_exit_status(done, tmp_path, "arms", [("red-box", "bare"), ("red-box", "with-context")])
     # whole lines, so "POINTER" is never satisfied by "NOPOINTER"
     bare = set((trial(tmp_path, "arms", "red-box", "bare") / "transcript.log").read_text().splitlines())
     full = set((trial(tmp_path, "arms", "red-box", "with-context") / "transcript.log").read_text().splitlines())
@@ -191,8 +201,9 @@ def test_subject_from_a_path_is_recorded_by_its_tarball(docker_client, tmp_path)
 
     tarball = tmp_path / "shallot.tgz"
     tarball.write_bytes(resolve(Project(ROOT), "shallot").tarball.read_bytes())  # the pinned bytes, fetched once
-    bench_cli(tmp_path, "run", "red-box", "--arm", "with-context", "--agent", "null", "--subject", str(tarball),
-              "--label", "subject", rc=1)
+    done = bench_cli(tmp_path, "run", "red-box", "--arm", "with-context", "--agent", "null", "--subject", str(tarball),
+                     "--label", "subject", rc=None)
+    assert_exit_status(done, tmp_path, "subject", [("red-box", "with-context")])
     provenance = json.loads((trial(tmp_path, "subject", "red-box", "with-context") / "provenance.json").read_text())
     subject = provenance["subject"]
     assert subject["source"] == "path" and subject["origin"] == str(tarball)
