@@ -7,6 +7,8 @@ every recorded file of the label by SHA-256: each trial's files, run.json,
 summary.json, the harness wheel. It is rewritten after every trial and at the end,
 each time atomically, so a run killed at any moment leaves a statement whose listed
 files (the finished trials) still verify; ``complete`` says whether the run ended.
+Derived views written later, report.html and authoring-metrics.json (`bench metrics`),
+are neither listed nor checked: each is recomputed from signed files whenever asked.
 
 The shapes are the field's standard ones so other tools can read them: in-toto
 Statement v1, a SLSA-provenance-v1-style predicate, a DSSE envelope whose signature
@@ -48,7 +50,7 @@ def attestable(paths: RunPaths, skip: set[Path] = frozenset(), final: bool = Tru
     files are half written); summary.json is listed only by the final statement,
     because until then it describes an earlier run.
     """
-    own = {paths.attestation, paths.signer_key, paths.report}
+    own = {paths.attestation, paths.signer_key, paths.report, paths.authoring_metrics}
     if not final:
         own.add(paths.summary)
     files = []

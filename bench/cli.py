@@ -23,6 +23,7 @@ from .cli_common import console, err, project as _project, results_option
 from .cli_options import agent_options, by_name, ca_bundle_option, run_options
 from .cli_assess import assess_cmd
 from .cli_external import check_answers_cmd, finish_run, grade_cmd, no_verdict_on_fault, setup_cmd
+from .cli_metrics import metrics_cmd
 from .cli_provenance import compare_cmd, keys, verify_provenance
 from .errors import BenchError
 from .exit_status import HELP
@@ -282,7 +283,7 @@ def report(label: str, results: Path) -> None:
     console.print(f"wrote {render(resolve_label(label, results))}")
 
 
-for command in (verify_provenance, keys, compare_cmd):
+for command in (verify_provenance, keys, compare_cmd, metrics_cmd):
     cli.add_command(command)
 cli.add_command(assess_cmd)
 cli.add_command(setup_cmd)

@@ -17,6 +17,7 @@ from .allium.manifest import DistillThresholds, WeedThresholds
 from .check_base import CheckBase
 from .harness_spec import HarnessCheck
 from .judge_spec import JudgeCheck
+from .metrics_spec import MetricsSpec
 from .models import Strict
 
 
@@ -356,6 +357,8 @@ class GateSpec(Strict):
     expectations: list[Expectation] = Field(
         default_factory=list, description="Semantic expectations, in the order every result lists them; scored by "
         "an operator with `bench assess`, each starting `unscored`.")
+    metrics: MetricsSpec = Field(default_factory=MetricsSpec, description="What `bench metrics` counts in the "
+                                 "transcripts: compliance commands and teaching errors (bench/metrics_spec.py).")
 
     @model_validator(mode="after")
     def _some_check(self) -> "GateSpec":

@@ -13,6 +13,7 @@ Results layout (``RunPaths`` and ``TrialPaths``)::
     results/<label>/
       summary.json
       run.json                          the run's options, arms and identity, for resume
+      authoring-metrics.json            `bench metrics`: derived from the transcripts, not signed (like report.html)
       attestation.dsse.json             the signed in-toto statement listing every file below by SHA-256
       signer.pub                        the public half of the key that signed it
       harness/<wheel>                   the harness wheel the browser observer and sidecars imported
@@ -165,6 +166,10 @@ class RunPaths:
     @property
     def report(self) -> Path:
         return self.dir / "report.html"
+
+    @property
+    def authoring_metrics(self) -> Path:
+        return self.dir / "authoring-metrics.json"
 
     @property
     def harness_dir(self) -> Path:

@@ -4,6 +4,9 @@ Pass rates are drawn, not listed: a bar per case x arm with its Wilson 95% inter
 a whisker, so an arm that "won" by one trial of three looks as uncertain as it is. Every
 trial is a row coloured by verdict, with its reason and timings, and every frame a gate
 saved is shown inline (PNG, base64), so the page can be mailed or archived alone.
+Trials of a dry run are marked as such (no agent ran; the scaffold was graded), and
+each trial row shows its lane and per-check marks (``s`` = skipped). When `bench metrics`
+has written authoring-metrics.json, its per case x track x arm table is shown too.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from pathlib import Path
 from .errors import UsageError
 from .models import Verdict
 from .result_models import TrialResult
+from .authoring_metrics import AuthoringMetrics
 from .stat_models import ArmSummary, Summary
+from .summary import check_marks, summarize_arm
 from .paths import RunPaths, TrialPaths
 from .readback import read_record, rerun_fix
 
@@ -31,9 +36,12 @@ def render(paths: RunPaths) -> Path:
         raise UsageError(f"{paths.summary} does not exist — run `bench run ... --label {paths.label}` first")
     summary = read_record(paths.summary, Summary, f"run `bench run ... --label {paths.label}` again to rewrite it")
     trials = [(t, read_record(t.result, TrialResult, rerun_fix(t))) for t in paths.trials()]
+    dry = [r for _, r in trials if r.dry_run]
     body = [f"<h1>bench run {html.escape(summary.label)}</h1>",
             f"<p>{len(trials)} trial(s); pass rate counts PASS and FAIL only.</p>",
-            pass_rate_chart(summary.arms), trial_table(trials), frames_section(trials)]
+            f"<p><strong>Dry run</strong>: {len(dry)} trial(s) ran no agent; their verdicts grade the untouched "
+            f"workspace, never an agent.</p>" if dry else "",
+            pass_rate_chart(summary.arms), trial_table(trials), authoring_section(paths), frames_section(trials)]
     out = paths.report
     out.write_text(PAGE.format(title=html.escape(summary.label), body="\n".join(body)))
     return out
@@ -66,11 +74,37 @@ def trial_table(trials: list[tuple[TrialPaths, TrialResult]]) -> str:
     rows = []
     for _, r in trials:
         phases = ", ".join(f"{k} {v:.1f}s" for k, v in r.phases.items())
+        marks = check_marks(summarize_arm(r.case, r.arm, [r]).checks)
         rows.append(f'<tr><td>{html.escape(r.case)}</td><td>{html.escape(r.arm)}</td><td>{r.trial}</td>'
-                    f'<td style="color:{COLOURS[r.verdict]};font-weight:bold">{r.verdict.value}</td>'
+                    f'<td style="color:{COLOURS[r.verdict]};font-weight:bold">{r.verdict.value}'
+                    f'{" (dry run)" if r.dry_run else ""}</td><td>{html.escape(r.lane)}</td><td>{html.escape(marks)}</td>'
                     f"<td>{html.escape(r.reason)}</td><td>{phases}</td></tr>")
-    return ("<h2>Trials</h2><table><tr><th>case</th><th>arm</th><th>n</th><th>verdict</th><th>reason</th>"
-            f"<th>phases</th></tr>{''.join(rows)}</table>")
+    return ("<h2>Trials</h2><table><tr><th>case</th><th>arm</th><th>n</th><th>verdict</th><th>lane</th>"
+            f"<th>checks</th><th>reason</th><th>phases</th></tr>{''.join(rows)}</table>")
+
+
+def authoring_section(paths: RunPaths) -> str:
+    """authoring-metrics.json as a table, when `bench metrics` wrote one (a derived view: rerun it to refresh)."""
+    if not paths.authoring_metrics.is_file():
+        return ""
+    found = read_record(paths.authoring_metrics, AuthoringMetrics, f"rerun `bench metrics {paths.label}`")
+    head = ["case", "track", "arm", "trials", "task pass", "first-pass", "retries→green", "failing runs",
+            "teaching errors", "lines", "failing/1k", "teaching/1k"]
+    rows = []
+    for g in found.groups:
+        cells = [g.case, g.track or "—", g.arm, g.trials, f"{g.task_pass}/{g.task_valid}",
+                 f"{g.first_pass}/{g.first_pass_of}", g.retries_to_green_mean, g.failing_runs, g.teaching_errors,
+                 g.generated_lines, g.failing_runs_per_kloc, g.teaching_errors_per_kloc]
+        rows.append("<tr>" + "".join(f"<td>{html.escape(_cell(c))}</td>" for c in cells) + "</tr>")
+    notes = "".join(f"<li>{html.escape(line)}</li>" for line in found.notes)
+    return (f"<h2>Authoring metrics</h2><p>From the transcripts (`bench metrics`, {found.created_at:%Y-%m-%d %H:%M} "
+            f"UTC); compliance commands and teaching errors are each case's gate.toml [metrics] patterns.</p>"
+            f"<table><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr>{''.join(rows)}</table>"
+            + (f"<ul>{notes}</ul>" if notes else ""))
+
+
+def _cell(value: object) -> str:
+    return "—" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def frames_section(trials: list[tuple[TrialPaths, TrialResult]]) -> str:

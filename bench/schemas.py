@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .answers import AnswerSpec
 from .archive import SavedImages
+from .authoring_metrics import AuthoringMetrics
 from .assessment import Assessment, OperatorFile
 from .gatespec import GateSpec
 from .image_spec import ImageSpec, InputsLock
@@ -30,6 +31,7 @@ PUBLISHED = {
     "inputs-lock": InputsLock,
     "run": RunRecord,
     "saved-images": SavedImages,
+    "authoring-metrics": AuthoringMetrics,
 }
 
 
