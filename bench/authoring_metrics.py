@@ -203,8 +203,8 @@ def _patterns(project: Project, case_id: str, provenance: Path, notes: list[str]
     try:
         case = load_case(project, case_id)
     except CaseError:
-        raise
-    except UsageError as exc:
+        raise  # a case or gate.toml that does not validate is the author's to fix (exit 2), not a note
+    except UsageError as exc:  # the case (or its track) is no longer in this project
         notes.append(f"{case_id}: not in this project ({exc}); only lines are counted")
         return None
     check_tracks(case)
