@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from bench.cases import known_cases, load_case, validate_all
+from bench.cases import case_ids, known_cases, load_case, validate_all
 from bench.errors import CaseError, UsageError
 from bench.paths import Project
 
 
 def test_shipped_cases_validate(project):
-    assert validate_all(Project(project)) == [(name, None) for name in known_cases(Project(project))]
-    assert {"hello", "c-rle"} <= set(known_cases(Project(project)))
+    ids = case_ids(Project(project), known_cases(Project(project)))
+    assert validate_all(Project(project)) == [(case_id, None) for case_id in ids]
+    assert {"hello", "c-rle", "thermostat-core@zig", "thermostat-core@ts"} <= set(ids)
 
 
 def test_unknown_case_lists_the_known_ones(project):
