@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.cases import known_cases, load_case  # noqa: E402
+from bench.cases import case_ids, known_cases, load_case  # noqa: E402
 from bench.result_models import TrialResult  # noqa: E402
 from bench.paths import Project  # noqa: E402
 from bench.run import RunRequest, execute  # noqa: E402
@@ -47,7 +47,7 @@ BROWSER = ("launch", "seat", "ready", "steps")
 
 def browser_cases() -> list[str]:
     project = Project(ROOT)
-    return [case for case in known_cases(project) if load_case(project, case).spec.seat != "none"]
+    return [case for case in case_ids(project, known_cases(project)) if load_case(project, case).spec.seat != "none"]
 
 
 def run(cases: list[str], label: str, results: Path) -> tuple[float, list[TrialResult]]:

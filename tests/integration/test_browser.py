@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.cases import known_cases, load_case
+from bench.cases import case_ids, known_cases, load_case
 from bench.gates import pixels
 from bench.gates.browser import slug
 from bench.paths import Project
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]
 ROOT = Path(__file__).resolve().parents[2]
-CASES = [c for c in known_cases(Project(ROOT)) if load_case(Project(ROOT), c).spec.seat != "none"]
+CASES = [c for c in case_ids(Project(ROOT), known_cases(Project(ROOT))) if load_case(Project(ROOT), c).spec.seat != "none"]
 SOFTWARE = ("--seat", "software", "--concurrency", "1")
 PIN = "ba15aaa315a427a2daf15eacb8fcbef6bed0795e93af10bb6c1063dddb663b2a"
 

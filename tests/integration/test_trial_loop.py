@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.cases import known_cases, load_case
+from bench.cases import case_ids, known_cases, load_case
 from bench.paths import Project
 
 pytestmark = pytest.mark.docker
@@ -24,7 +24,7 @@ def trial_dir(tmp_path: Path, label: str, case: str = "hello") -> Path:
 
 
 # Cases that need a rendering seat are graded in a browser; tests/integration/test_browser.py runs them.
-@pytest.mark.parametrize("case", [c for c in known_cases(Project(ROOT)) if load_case(Project(ROOT), c).spec.seat == "none"])
+@pytest.mark.parametrize("case", [c for c in case_ids(Project(ROOT), known_cases(Project(ROOT))) if load_case(Project(ROOT), c).spec.seat == "none"])
 def test_oracle_passes_and_null_fails(docker_client, bench, tmp_path, case):
     bench("run", case, "--agent", "oracle", "--label", "oracle", check_rc=0)
     bench("run", case, "--agent", "null", "--label", "null", check_rc=1)  # some FAIL
