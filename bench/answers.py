@@ -23,7 +23,7 @@ from typing import Callable, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .cases import Case, load_case, load_toml, known_cases
+from .cases import Case, case_ids as expand_ids, load_case, load_toml, known_cases
 from .errors import CaseError, UsageError
 from .models import NAME, Strict, Verdict
 from .paths import Project
@@ -168,7 +168,8 @@ def check_answers(project: Project, case_ids: list[str], label: str | None, resu
     from .run import RunRequest, default_label, execute
     from .submission import Submission
 
-    answers = {case.id: found for case in (load_case(project, c) for c in case_ids or known_cases(project))
+    named = expand_ids(project, case_ids or known_cases(project))  # a tracked case: each of its tracks
+    answers = {case.id: found for case in (load_case(project, c) for c in named)
                if (found := load_answers(case))}
     if not answers:
         where = ", ".join(case_ids) if case_ids else "any case"
