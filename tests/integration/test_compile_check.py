@@ -89,3 +89,38 @@ def test_hostile_submissions_are_read_never_run_and_never_trusted(docker_client,
     assert found["patched"]["verdict"] == "FAIL"  # graded against the tarball's declarations, not the agent's copy
     assert [(d["code"], d["file"], d["line"]) for d in patched][:1] == [("TS2339", "solution.ts", 15)]
     assert "tryCatch" in patched[0]["message"] and "/tmp" not in json.dumps(patched)  # no temp path in a record
+
+
+def test_the_four_reference_answers_give_their_expected_verdicts(docker_client, bench, tmp_path):
+    """Assessed solution, invented API, this version's declarations only, multi-file TSX: the gate itself is tested."""
+    done = bench("cases", "check-answers", "ts-user-import", "--label", "answers", check_rc=0)
+    label = tmp_path / "results/answers/ts-user-import"
+    verdicts = {p.parents[1].name: json.loads(p.read_text()) for p in sorted(label.glob("*/trial-1/result.json"))}
+    assert {name: r["verdict"] for name, r in verdicts.items()} == {
+        "invented-api": "FAIL", "multi-file-tsx": "PASS", "valid-assessed": "PASS", "version-specific": "PASS"}
+    assert verdicts["valid-assessed"]["assessment_status"] == "pass" and verdicts["valid-assessed"]["ok"] is True
+    assert verdicts["multi-file-tsx"]["checks"][0]["files"] == ["parse.ts", "solution.ts", "view.tsx"]
+    assert "TS2339" in verdicts["invented-api"]["reason"] and "ok" in done.stdout
+
+
+OLDER = ("https://registry.npmjs.org/neverthrow/-/neverthrow-8.1.0.tgz",
+         "511bd71f2cda308bc011fd17864f60476fc7a1bb9401ee3b6dd6cbb0a7790042")
+
+
+def test_the_version_specific_answer_fails_against_the_previous_release(docker_client, bench, tmp_path):
+    """--subject swaps the declarations the gate installs: 8.1.0 has no ResultAsync.orTee."""
+    import hashlib
+    import urllib.request
+
+    tarball = tmp_path / "neverthrow-8.1.0.tgz"
+    with urllib.request.urlopen(OLDER[0], timeout=60) as response:
+        tarball.write_bytes(response.read())
+    assert hashlib.sha256(tarball.read_bytes()).hexdigest() == OLDER[1]
+    answer = (ANSWERS / "version-specific/submission/solution.ts").read_text()
+    bench("run", "ts-user-import", "--agent", "command", "--agent-cmd", writes("solution.ts", answer),
+          "--subject", str(tarball), "--label", "older", check_rc=1)
+    result = json.loads((tmp_path / "results/older/ts-user-import/default/trial-1/result.json").read_text())
+    check = result["checks"][0]
+    assert check["package"]["version"] == "8.1.0" and check["package"]["tarball_sha256"] == OLDER[1]
+    assert [(d["code"], d["line"]) for d in check["diagnostics"]] == [("TS2339", 34)]
+    assert "orTee" in check["diagnostics"][0]["message"]
