@@ -29,6 +29,22 @@ from .redact import Redactor, marker
 
 Say = Callable[[str], None]
 NOTE = "dry run: the agent is not started and no model is called; the untouched workspace is graded"
+PLACEHOLDER = "dry-run-placeholder-credential-never-sent"
+
+
+def dry_environ(agent: str) -> dict[str, str]:
+    """The environment a dry run builds a model CLI's plan from: the user's, and where it holds no credential for
+    the agent, a placeholder, so a dry run needs no key (the seed's promise); it is redacted where printed like a
+    real one, and nothing is ever sent with it, since no model endpoint is started."""
+    import os
+
+    from .agents import AGENTS
+
+    names = getattr(AGENTS.get(agent), "credential_names", ())
+    environ = dict(os.environ)
+    if names and not any(environ.get(name) for name in names):
+        environ[names[0]] = PLACEHOLDER
+    return environ
 
 
 class DryRunAgent:

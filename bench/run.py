@@ -29,7 +29,7 @@ from .arm_inputs import Found, check_subjects, recorded, resolve_arms
 from .attest import FileDigests, sign_label
 from .arms import arms_for, parse_arm
 from .cases import Case, case_ids, load_case, with_tags
-from .dry_run import DryRunAgent
+from .dry_run import DryRunAgent, dry_environ
 from .grading.allium import require_valid_goldens
 from .engine import connect, engine_versions, remove_orphans, remove_run_containers
 from .errors import UsageError
@@ -208,7 +208,8 @@ def _agent(arm: ArmSpec, request: RunRequest) -> Agent:
 
 def _agent_options(arm: ArmSpec, request: RunRequest) -> AgentOptions:
     """The run's agent options with what the arm sets: its model, and where its plugin lies."""
-    return replace(request.agent_options, model=arm.model, plugin_dir=PLUGIN_DIR if arm.plugin else None)
+    return replace(request.agent_options, model=arm.model, plugin_dir=PLUGIN_DIR if arm.plugin else None,
+                   environ=dry_environ(arm.agent or request.agent) if request.dry_run else None)
 
 
 def _with_defaults(arm: ArmSpec, request: RunRequest) -> ArmSpec:

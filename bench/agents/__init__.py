@@ -34,6 +34,7 @@ class AgentOptions:
     env: list[str] = field(default_factory=list)
     network: bool = False
     plugin_dir: str | None = None  # where an arm's plugin lies in the container (bench/plugin.py), per arm
+    environ: dict[str, str] | None = None  # where model CLIs read credentials (default: the process's environment)
 
 
 def make_agent(name: str, command: str | None = None, options: AgentOptions | None = None) -> Agent:
@@ -56,9 +57,10 @@ def make_agent(name: str, command: str | None = None, options: AgentOptions | No
             raise UsageError("--agent command needs --agent-cmd 'SHELL COMMAND' ({prompt_file} and {workspace} are filled in)")
         return CommandAgent(command, options.env, options.network)
     if name == "claude-code":
-        return ClaudeCodeAgent(options.model, options.model_script, options.max_turns, plugin_dir=options.plugin_dir)
+        return ClaudeCodeAgent(options.model, options.model_script, options.max_turns, options.environ,
+                               plugin_dir=options.plugin_dir)
     if name == "codex":
-        return CodexAgent(options.model, options.model_script)
+        return CodexAgent(options.model, options.model_script, options.environ)
     return AGENTS[name]()
 
 

@@ -127,6 +127,20 @@ def test_a_dry_run_with_a_real_key_prints_it_redacted_and_starts_no_proxy(docker
         assert not path.is_file() or PLANTED.encode() not in path.read_bytes(), path
 
 
+def test_a_dry_run_needs_no_key(docker_client, tmp_path):
+    """Everything but the model call, so no model credential either; a real run without one is still refused."""
+    from bench.dry_run import PLACEHOLDER
+
+    refused = run_bench(tmp_path, "run", "hello", "--agent", "codex", "--label", "keyless")
+    assert refused.returncode == 2 and "needs a model" in refused.stderr
+    done = run_bench(tmp_path, "run", "hello", "--agent", "codex", "--dry-run", "--label", "keyless")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert read(trial_dir(tmp_path, "keyless") / "result.json")["dry_run"] is True
+    assert PLACEHOLDER not in done.stdout + done.stderr and "[REDACTED:" in done.stderr
+    for path in (tmp_path / "results" / "keyless").rglob("*"):
+        assert not path.is_file() or PLACEHOLDER.encode() not in path.read_bytes(), path
+
+
 def test_compare_refuses_a_dry_run_against_a_real_run(docker_client, tmp_path):
     assert run_bench(tmp_path, "run", "hello", "--label", "real").returncode == 0
     assert run_bench(tmp_path, "run", "hello", "--dry-run", "--label", "dry").returncode == 0  # oracle, not run
