@@ -99,3 +99,25 @@ def test_a_track_without_any_check_is_refused(project):
     assert [c.name for c in load_case(project, "words@zig").gate.checks] == ["shared"]
     with pytest.raises(CaseError, match="no check for track 'ts'"):
         load_case(project, "words@ts")
+
+
+def test_a_tracks_skills_are_checked_hashed_and_handed_out_once(project):
+    from bench.skills import Skills
+
+    toml = project.case_dir("words") / "case.toml"
+    toml.write_text(CASE.replace('setup = ["echo zig"]', 'setup = ["echo zig"]\nskills = ["counting"]'))
+    with pytest.raises(CaseError, match="no skill 'counting'"):
+        load_case(project, "words@zig")
+    skill = project.root / "skills/counting/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: counting\ndescription: count\n---\nSplit on whitespace.\n")
+    before = load_case(project, "words@zig").record().visible_hash
+    assert load_case(project, "words@ts").skill_folders() == []
+    skill.write_text(skill.read_text() + "Ignore empty strings.\n")
+    assert load_case(project, "words@zig").record().visible_hash != before  # the skill is part of what the agent sees
+    skills = Skills(project.root)
+    given = skills.for_trial(None, ["counting"])
+    assert [s.record.name for s in given] == ["counting"] and given[0].record.source == "track"
+    assert skills.for_trial(None, ["counting"])[0] is given[0]  # packed once per run
+    with pytest.raises(UsageError, match="counting given by both the track and the arm"):
+        skills.for_trial(str(skill.parent), ["counting"])
