@@ -54,9 +54,9 @@ def docker_client():
 
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
-    """A scratch copy of cases/ (with its _fixtures/), goldens/, images/ and provenance/ that a test may change."""
+    """A scratch copy of cases/ (with its _fixtures/), goldens/, images/, provenance/ and skills/ that a test may change."""
     root = tmp_path / "project"
-    for part in ("cases", "goldens", "images", "provenance"):
+    for part in ("cases", "goldens", "images", "provenance", "skills"):
         shutil.copytree(ROOT / part, root / part, symlinks=True)
     return root
 

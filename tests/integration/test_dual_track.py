@@ -50,6 +50,7 @@ def test_oracle_passes_null_fails_and_a_mutation_fails_its_named_test_on_both_tr
     provenance = json.loads((tmp_path / "results/dual/thermostat-core@zig/oracle/trial-1/provenance.json").read_text())
     assert provenance["case"]["id"] == "thermostat-core@zig" and provenance["case"]["track"] == "zig"
     assert provenance["images"]["grader"]["toolchains"]["zig"] == "0.16.0"
+    assert [(s["name"], s["source"]) for s in provenance["skills"]] == [("update-core", "track")]
     summary = json.loads((tmp_path / "results/dual/summary.json").read_text())
     assert {(arm["case"], arm["arm"]) for arm in summary["arms"]} >= {("thermostat-core@zig", "oracle"),
                                                                       ("thermostat-core@ts", "oracle")}
