@@ -20,8 +20,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from rich.console import Console
-
 from .agents import EXTERNAL, Agent, AgentOptions, ExternalAgent, make_agent
 from .agents import agent_layer
 from .agents.layer import trial_images
@@ -45,7 +43,7 @@ from .result_models import TrialResult
 from .stat_models import Summary
 from .paths import Project, RunPaths
 from .plugin import PLUGIN_DIR, Plugin, pack_arms
-from .progress import RunProgress
+from .progress import STDERR, RunProgress
 from .readback import read_record, rerun_fix
 from .request_checks import check_agent_cmd, check_request
 from .resume import finished, reconcile
@@ -58,7 +56,6 @@ from .trial import RunContext, TrialSpec, run_trial
 from .trust import ca_bundle
 
 Say = Callable[[str], None]
-STDERR = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 @dataclass
@@ -287,7 +284,7 @@ def _run_all(context: RunContext, specs: list[TrialSpec], concurrency: int, say:
     engine_lost = False
     with RunProgress(len(specs), say) as progress, ThreadPoolExecutor(concurrency) as pool:
         def one(spec: TrialSpec) -> TrialResult:
-            progress.started()
+            progress.started(_name(spec))
             return run_trial(context, spec)
 
         futures = {pool.submit(one, spec): spec for spec in specs}
@@ -298,7 +295,7 @@ def _run_all(context: RunContext, specs: list[TrialSpec], concurrency: int, say:
                     continue
                 result = future.result()
                 results.append(result)
-                progress.finished(result, _line(result))
+                progress.finished(_name(futures[future]), result, _line(result))
                 attest(running())
                 if not engine_lost and _engine_lost(context, result):
                     engine_lost = True
@@ -339,6 +336,10 @@ def _engine_lost(context: RunContext, result: TrialResult) -> bool:
     still answers pings while it shuts its containers down.
     """
     return result.verdict is Verdict.ERROR and context.engine_lost.is_set()
+
+
+def _name(spec: TrialSpec) -> str:
+    return f"{spec.case.id}/{spec.arm.name}/trial-{spec.n}"
 
 
 def _line(result: TrialResult) -> str:
