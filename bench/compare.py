@@ -230,6 +230,25 @@ def unverified(paths: RunPaths, trusted: dict) -> list[str]:
     return [f"{paths.label}: {where + ': ' if where != '.' else ''}{what}" for where, what in found]
 
 
+def sides(first: str, second: str | None, arms: tuple[str, str] | None) -> tuple[str, str]:
+    """The two sides `bench compare` was given: two labels (each may be LABEL:ARM), or one label and ``--arms A B``.
+
+    ``LABEL --arms A B`` is the documented spelling of ``LABEL:A LABEL:B``; mixing it with a
+    second label or with LABEL:ARM would leave which arm is compared with which to a guess.
+    """
+    if not arms:
+        if second is None:
+            raise UsageError("compare needs two labels (BASELINE CANDIDATE, each may be LABEL:ARM), "
+                             "or one label and --arms A B")
+        return first, second
+    if second is not None:
+        raise UsageError(f"--arms compares two arms of one label; drop {second!r}, or drop --arms and compare "
+                         f"{first!r} with {second!r}")
+    if arms[0] == arms[1]:
+        raise UsageError(f"--arms {arms[0]} {arms[1]} names one arm twice; name the baseline's arm, then the candidate's")
+    return f"{first}:{arms[0]}", f"{first}:{arms[1]}"
+
+
 def compare_labels(baseline: str | Path, candidate: str | Path, results: Path = Path("results"),
                    allow_drift: bool = False, allow_unsigned: bool = False,
                    trusted: dict | None = None) -> CompareReport:

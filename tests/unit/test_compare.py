@@ -342,6 +342,22 @@ def test_two_arms_of_one_label_compare_as_label_colon_arm(tmp_path: Path):
         compare_labels("ab:base", "ab:nope", tmp_path)
 
 
+def test_arms_a_b_is_label_colon_a_against_label_colon_b(tmp_path: Path):
+    _two_arms(tmp_path, "ab", {"plugin": "a" * 64, "false_positives": 0.0}, {"plugin": "b" * 64, "false_positives": 1.0})
+    by_arms = invoke("ab", "--arms", "base", "cand", "--results", str(tmp_path), "--json")
+    spelled = invoke("ab:base", "ab:cand", "--results", str(tmp_path), "--json")
+    assert by_arms.exit_code == spelled.exit_code == 1  # the same floor: the candidate's false positive breaks it
+    assert json.loads(by_arms.stdout)["comparisons"] == json.loads(spelled.stdout)["comparisons"]
+    reversed_ = json.loads(invoke("ab", "--arms", "cand", "base", "--results", str(tmp_path), "--json").stdout)
+    assert (reversed_["comparisons"][0]["baseline_arm"], reversed_["comparisons"][0]["candidate_arm"]) == ("cand", "base")
+    with pytest.raises(UsageError, match="--arms compares two arms of one label; drop 'other'"):
+        invoke("ab", "other", "--arms", "base", "cand", "--results", str(tmp_path))
+    with pytest.raises(UsageError, match="names one arm twice"):
+        invoke("ab", "--arms", "base", "base", "--results", str(tmp_path))
+    with pytest.raises(UsageError, match="compare needs two labels"):
+        invoke("ab", "--results", str(tmp_path))
+
+
 def test_an_arm_whose_trials_had_different_checkouts_is_drift(tmp_path: Path):
     _two_arms(tmp_path, "mixed", {"plugin": "a" * 64}, {"plugin": ["b" * 64, "b" * 64, "c" * 64]})
     report = compare_labels("mixed:base", "mixed:cand", tmp_path, allow_unsigned=True)
