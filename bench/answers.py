@@ -23,7 +23,7 @@ from typing import Callable, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .cases import Case, case_ids as expand_ids, load_case, load_toml, known_cases
+from .cases import Case, case_ids as expand_ids, load_case, known_cases, raise_first, read_toml
 from .errors import CaseError, UsageError
 from .models import NAME, Strict, Verdict
 from .paths import Project
@@ -90,44 +90,67 @@ class Answer:
 
 def load_answers(case: Case) -> list[Answer]:
     """The case's answers, each validated (answer.toml, its submission folder, its assessment); [] for none."""
+    return [_answer(case, folder) for folder in _folders(case)]
+
+
+def answer_problems(case: Case) -> list[CaseError]:
+    """Every problem of every answer of the case, for `bench cases validate`."""
+    try:
+        folders = _folders(case)
+    except CaseError as exc:
+        return [exc]
+    return [problem for folder in folders for problem in _read_answer(case, folder)[1]]
+
+
+def _folders(case: Case) -> list[Path]:
     root = case.goldens_dir / ANSWERS
     if not root.exists():
         return []
     if not root.is_dir():
         raise CaseError(root, f"{ANSWERS}/", "is not a folder", "make it a folder of answers/<name>/")
-    return [_answer(case, folder) for folder in sorted(root.iterdir())]
+    return sorted(root.iterdir())
 
 
 def _answer(case: Case, folder: Path) -> Answer:
-    if not folder.is_dir() or folder.is_symlink():
-        raise CaseError(folder, f"{ANSWERS}/", "is not a folder", "answers/ holds one folder per answer")
-    if not NAME.match(folder.name):
-        raise CaseError(folder, "(folder name)", f"{folder.name!r} is not a plain lowercase name (a-z, 0-9, '.', "
-                        "'_', '-')", "rename the folder: it names the answer's arm in results")
-    spec = load_toml(folder / "answer.toml", AnswerSpec)
-    if not (folder / SUBMISSION).is_dir():
-        raise CaseError(folder / SUBMISSION, f"{SUBMISSION}/", "does not exist", "put the answer's workspace there")
-    answer = Answer(case, folder.name, folder, spec)
-    if answer.assessment is not None:
-        _check_assessment(answer)
+    answer, problems = _read_answer(case, folder)
+    raise_first(problems)
     return answer
 
 
-def _check_assessment(answer: Answer) -> None:
+def _read_answer(case: Case, folder: Path) -> tuple[Answer | None, list[CaseError]]:
+    """The answer, or every problem of its folder: its name, answer.toml, submission/, assessment."""
+    if not folder.is_dir() or folder.is_symlink():
+        return None, [CaseError(folder, f"{ANSWERS}/", "is not a folder", "answers/ holds one folder per answer")]
+    found = [] if NAME.match(folder.name) else [CaseError(
+        folder, "(folder name)", f"{folder.name!r} is not a plain lowercase name (a-z, 0-9, '.', '_', '-')",
+        "rename the folder: it names the answer's arm in results")]
+    spec, problems = read_toml(folder / "answer.toml", AnswerSpec)
+    found += problems
+    if not (folder / SUBMISSION).is_dir():
+        found.append(CaseError(folder / SUBMISSION, f"{SUBMISSION}/", "does not exist", "put the answer's workspace there"))
+    answer = Answer(case, folder.name, folder, spec) if spec is not None else None
+    if answer is not None and answer.assessment is not None:
+        found += _assessment_problems(answer)
+    return (None if found else answer), found
+
+
+def _assessment_problems(answer: Answer) -> list[CaseError]:
     """The answer's assessment.json must be one `bench assess` would take for this case."""
     from .assessment import listing, problems, read_operator_file, unscored
 
     path = answer.assessment
     if not path.is_file():
-        raise CaseError(answer.dir / "answer.toml", "assessment", f"{answer.spec.assessment!r} is not a file in "
-                        f"{answer.name}/", "add the operator's assessment.json there, or remove the field")
-    given = read_operator_file(path)
+        return [CaseError(answer.dir / "answer.toml", "assessment", f"{answer.spec.assessment!r} is not a file in "
+                          f"{answer.name}/", "add the operator's assessment.json there, or remove the field")]
+    try:
+        given = read_operator_file(path)
+    except UsageError as exc:  # unreadable (a CaseError names the field instead)
+        return [exc if isinstance(exc, CaseError) else CaseError(path, "(file)", str(exc), "save it as UTF-8 JSON")]
     if given.caseId != answer.case.id:
-        raise CaseError(path, "caseId", f"{given.caseId!r} is not {answer.case.id!r}", f"write {answer.case.id!r}")
+        return [CaseError(path, "caseId", f"{given.caseId!r} is not {answer.case.id!r}", f"write {answer.case.id!r}")]
     recorded = unscored(answer.case.gate)
-    if wrong := problems(recorded, given.expectations):
-        index, problem = wrong[0]
-        raise CaseError(path, f"expectations.{index}", problem, f"name one of: {listing(recorded)}")
+    return [CaseError(path, f"expectations.{index}", problem, f"name one of: {listing(recorded)}")
+            for index, problem in problems(recorded, given.expectations)]
 
 
 # --- check-answers ----------------------------------------------------------------------

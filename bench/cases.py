@@ -12,7 +12,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -23,6 +23,9 @@ from .gatespec import GateSpec
 from .models import NAME, CaseRecord
 from .case_spec import CaseSpec
 from .paths import Project
+
+if TYPE_CHECKING:
+    from .case_problems import Validation
 
 M = TypeVar("M", bound=BaseModel)
 TRACK_SEP = "@"  # <case>@<track>
@@ -109,37 +112,53 @@ class Case:
 
 
 def load_toml(path: Path, model: type[M]) -> M:
-    """Parse and validate one TOML file; any problem becomes one CaseError naming it."""
+    """Parse and validate one TOML file; its first problem becomes one CaseError naming it (and how many follow)."""
+    parsed, problems = read_toml(path, model)
+    raise_first(problems)
+    return parsed
+
+
+def read_toml(path: Path, model: type[M]) -> tuple[M | None, list[CaseError]]:
+    """The file's model, or None and every problem of it (each pydantic error its own), for `bench cases validate`."""
     if not path.exists():
-        raise CaseError(path, "(file)", "does not exist", f"create {path.name}")
+        return None, [CaseError(path, "(file)", "does not exist", f"create {path.name} (docs/cases.md lists its fields)")]
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except IsADirectoryError:
-        raise CaseError(path, "(file)", "is a folder, not a file", f"replace it with a {path.name} file") from None
+        return None, [CaseError(path, "(file)", "is a folder, not a file", f"replace it with a {path.name} file")]
     except UnicodeDecodeError as exc:
-        raise CaseError(path, "(encoding)", f"not UTF-8 text (byte {exc.start})", "save it as UTF-8") from None
+        return None, [CaseError(path, "(encoding)", f"not UTF-8 text (byte {exc.start})", "save it as UTF-8")]
     except tomllib.TOMLDecodeError as exc:
-        raise CaseError(path, "(syntax)", f"not valid TOML: {exc}", "fix the TOML syntax") from None
+        return None, [CaseError(path, "(syntax)", f"not valid TOML: {exc}", "fix the TOML syntax")]
     try:
-        return model.model_validate(data)
+        return model.model_validate(data), []
     except ValidationError as exc:
-        raise _case_error(path, exc) from None
+        return None, [_case_error(path, error) for error in exc.errors()]
 
 
-def _case_error(path: Path, exc: ValidationError) -> CaseError:
-    first = exc.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "(root)"
-    problem = first["msg"]
-    if first["type"] != "missing":
-        problem += f" (got {first['input']!r})"
-    fixes = {
-        "missing": "add this field",
-        "extra_forbidden": "remove it, or check its spelling against provenance/schema/",
-    }
-    fix = fixes.get(first["type"], "see provenance/schema/ for the allowed values")
-    if len(exc.errors()) > 1:
-        fix += f"; {len(exc.errors()) - 1} more problem(s) after this one"
-    return CaseError(path, field, problem, fix)
+def raise_first(problems: list[CaseError]) -> None:
+    """A run stops at the first problem, saying how many more `bench cases validate` would list."""
+    if len(problems) > 1:
+        first = problems[0]
+        more = f"{len(problems) - 1} more problem(s): `bench cases validate` lists them all"
+        raise CaseError(first.path, first.field, first.problem, f"{first.fix}; {more}" if first.fix else more)
+    if problems:
+        raise problems[0]
+
+
+FIXES = {
+    "missing": "add this field",
+    "extra_forbidden": "remove it, or check its spelling against docs/cases.md",
+}
+
+
+def _case_error(path: Path, error: dict) -> CaseError:
+    field = ".".join(str(part) for part in error["loc"]) or "(root)"
+    problem = error["msg"]
+    if error["type"] != "missing":
+        shown = repr(error["input"])
+        problem += f" (got {shown if len(shown) <= 80 else shown[:77] + '...'})"
+    return CaseError(path, field, problem, FIXES.get(error["type"], "docs/cases.md lists the allowed values"))
 
 
 def known_cases(project: Project) -> list[str]:
@@ -160,30 +179,14 @@ def load_case(project: Project, case_id: str) -> Case:
     if spec.tracks and not track:
         raise UsageError(f"case {name!r} runs on tracks: name one as {', '.join(f'{name}@{t}' for t in spec.tracks)} "
                          f"(`bench run {name}` runs every track)")
-    if track:
-        spec, gate = _for_track(project, name, spec, gate, track)
-    elif gate.tracks:
-        raise CaseError(project.goldens_dir(name) / "gate.toml", "tracks", "the case declares no tracks",
-                        "declare them in case.toml `[tracks.<name>]`, or move these checks to [[checks]]")
-    case = Case(case_id, spec, gate, case_dir, project.goldens_dir(name), _fixture(project, case_dir, spec),
-                track or None)
-    _check_layout(project, case)
-    return case
-
-
-def _for_track(project: Project, name: str, spec: CaseSpec, gate: GateSpec, track: str) -> tuple[CaseSpec, GateSpec]:
-    """The case's spec and gate as one track runs them: its image and setup, the shared checks then its own."""
-    if track not in spec.tracks:
+    if track and track not in spec.tracks:
         raise UsageError(f"case {name!r} has no track {track!r}; its tracks: {', '.join(spec.tracks) or '(none)'}")
-    unknown = sorted(set(gate.tracks) - set(spec.tracks))
-    if unknown:
-        raise CaseError(project.goldens_dir(name) / "gate.toml", "tracks", f"{unknown} are not tracks of case.toml",
-                        f"use one of: {', '.join(spec.tracks)}")
-    own, graded = spec.tracks[track], gate.for_track(track)
-    if not graded.checks:
-        raise CaseError(project.goldens_dir(name) / "gate.toml", f"tracks.{track}.checks", f"no check for track {track!r}",
-                        f"add [[checks]] (shared) or [[tracks.{track}.checks]]")
-    return spec.model_copy(update={"image": own.image or spec.image, "setup": [*spec.setup, *own.setup]}), graded
+    raise_first([error for about, error in layout_problems(project, name, spec, gate) if about in (name, case_id)])
+    if track:
+        own, gate = spec.tracks[track], gate.for_track(track)
+        spec = spec.model_copy(update={"image": own.image or spec.image, "setup": [*spec.setup, *own.setup]})
+    fixture = load_fixture(project.root, spec.fixture) if spec.fixture else None
+    return Case(case_id, spec, gate, case_dir, project.goldens_dir(name), fixture, track or None)
 
 
 def case_ids(project: Project, names: list[str], tracks: list[str] = ()) -> list[str]:
@@ -205,15 +208,6 @@ def case_ids(project: Project, names: list[str], tracks: list[str] = ()) -> list
     return list(dict.fromkeys(found))
 
 
-def _fixture(project: Project, case_dir: Path, spec: CaseSpec) -> Fixture | None:
-    if spec.fixture is None:
-        return None
-    try:
-        return load_fixture(project.root, spec.fixture)
-    except UsageError as exc:
-        raise CaseError(case_dir / "case.toml", "fixture", str(exc), "name a folder under cases/_fixtures/") from None
-
-
 def image_names(project: Project) -> list[str]:
     """What a case may name: every images/ folder, and every image `bench images load --name` locked."""
     from .lock import read_lock
@@ -222,29 +216,96 @@ def image_names(project: Project) -> list[str]:
     return sorted({p.parent.name for p in project.images.glob("*/image.toml")} | set(loaded))
 
 
-def _check_layout(project: Project, case: Case) -> None:
-    if not case.prompt_file.is_file():
-        raise CaseError(case.prompt_file, "PROMPT.md", "does not exist", "write the task prompt there")
-    known = image_names(project)
-    for image in {case.spec.image, case.grader_image}:
-        if image not in known:
-            raise CaseError(case.dir / "case.toml", "image", f"no image {image!r} under images/ or loaded in the lock",
-                            f"use one of: {', '.join(known)}")
-    for index, check in enumerate(case.gate.checks):
+Scoped = tuple[str, CaseError]
+"""A problem and the id it concerns: the case's name for the whole case, ``<name>@<track>`` for one track."""
+
+
+def layout_problems(project: Project, name: str, spec: CaseSpec | None, gate: GateSpec | None) -> list[Scoped]:
+    """Every problem of a case's files beyond their schemas, each in the file that declares it.
+
+    ``spec`` or ``gate`` is None when it did not load: what can be checked without it still
+    is, so `bench cases validate` reports everything at once while a run stops at the first.
+    """
+    case_toml, gate_toml = project.case_dir(name) / "case.toml", project.goldens_dir(name) / "gate.toml"
+    found = [(name, error) for error in _prompt_problems(project.case_dir(name) / "PROMPT.md")]
+    images = []  # (id, file, field, image name)
+    if spec is not None:
+        found += _spec_problems(project, name, spec)
+        images += [(name, case_toml, "image", spec.image)]
+        images += [(f"{name}{TRACK_SEP}{t}", case_toml, f"tracks.{t}.image", track.image)
+                   for t, track in spec.tracks.items() if track.image]
+    if gate is not None:
+        found += [(name, error) for error in _withheld_problems(project.goldens_dir(name), gate.checks, "checks")]
+        for t, track in gate.tracks.items():
+            found += [(f"{name}{TRACK_SEP}{t}", error) for error in
+                      _withheld_problems(project.goldens_dir(name), track.checks, f"tracks.{t}.checks")]
+        images += [(name, gate_toml, "image", gate.image)] if gate.image else []
+        images += [(f"{name}{TRACK_SEP}{t}", gate_toml, f"tracks.{t}.image", track.image)
+                   for t, track in gate.tracks.items() if track.image]
+    if spec is not None and gate is not None:
+        found += _track_problems(name, spec, gate, gate_toml)
+    known = image_names(project) if images else []
+    found += [(about, CaseError(path, field, f"no image {image!r} under images/ or loaded in the lock",
+                                f"use one of: {', '.join(known)}"))
+              for about, path, field, image in images if image not in known]
+    return found
+
+
+def _prompt_problems(prompt: Path) -> list[CaseError]:
+    if prompt.is_file():
+        return []
+    problem = "is a folder, not a file" if prompt.is_dir() else "does not exist"
+    return [CaseError(prompt, "PROMPT.md", problem, "write the task prompt there")]
+
+
+def _spec_problems(project: Project, name: str, spec: CaseSpec) -> list[Scoped]:
+    """case.toml's names that must exist: its fixture, its arms' context folders, each track's skills."""
+    case_toml, found = project.case_dir(name) / "case.toml", []
+    if spec.fixture is not None:
+        try:
+            load_fixture(project.root, spec.fixture)
+        except UsageError as exc:
+            found.append((name, CaseError(case_toml, "fixture", str(exc), "name a folder under cases/_fixtures/")))
+    for arm in spec.arms:
+        context = project.case_dir(name) / "context" / arm
+        if context.exists() and not context.is_dir():
+            found.append((name, CaseError(context, "arms", f"context for arm {arm!r} is not a folder",
+                                          f"make context/{arm}/ a folder of what the arm adds, or remove it")))
+    for t, track in spec.tracks.items():
+        for skill in track.skills:
+            folder = project.root / "skills" / skill
+            if not (folder / "SKILL.md").is_file():
+                found.append((f"{name}{TRACK_SEP}{t}", CaseError(
+                    case_toml, f"tracks.{t}.skills", f"no skill {skill!r}: {folder}/SKILL.md does not exist",
+                    "add the skill folder under skills/, or fix the name")))
+    return found
+
+
+def _withheld_problems(goldens: Path, checks: list, where: str) -> list[CaseError]:
+    """Every file a check names under goldens/<case>/ (withheld tests, manifests) must be there."""
+    found = []
+    for index, check in enumerate(checks):
         named = [("withheld", path) for path in getattr(check, "withheld", [])]
         named += [("manifest", check.manifest)] if hasattr(check, "manifest") else []
-        for field, path in named:
-            if not (case.goldens_dir / path).exists():
-                raise CaseError(case.goldens_dir / "gate.toml", f"checks.{index}.{field}",
-                                f"{path!r} does not exist under {case.goldens_dir.name}/", "add the file or fix the path")
-    for folder in case.skill_folders():
-        if not (folder / "SKILL.md").is_file():
-            raise CaseError(case.dir / "case.toml", f"tracks.{case.track}.skills", f"no skill {folder.name!r}: "
-                            f"{folder}/SKILL.md does not exist", "add the skill folder under skills/, or fix the name")
-    for arm in case.spec.arms:
-        context = case.context(arm)
-        if context.exists() and not context.is_dir():
-            raise CaseError(context, "arms", f"context for arm {arm!r} is not a folder")
+        found += [CaseError(goldens / "gate.toml", f"{where}.{index}.{field}",
+                            f"{path!r} does not exist under {goldens.name}/", "add the file or fix the path")
+                  for field, path in named if not (goldens / path).exists()]
+    return found
+
+
+def _track_problems(name: str, spec: CaseSpec, gate: GateSpec, gate_toml: Path) -> list[Scoped]:
+    """gate.toml's tracks must be case.toml's, and every track must get at least one check."""
+    unknown = sorted(set(gate.tracks) - set(spec.tracks))
+    if unknown and not spec.tracks:
+        return [(name, CaseError(gate_toml, "tracks", "the case declares no tracks",
+                                 "declare them in case.toml `[tracks.<name>]`, or move these checks to [[checks]]"))]
+    found = [(name, CaseError(gate_toml, "tracks", f"{unknown} are not tracks of case.toml",
+                              f"use one of: {', '.join(spec.tracks)}"))] if unknown else []
+    for t in spec.tracks:
+        if not gate.checks and not (t in gate.tracks and gate.tracks[t].checks):
+            found.append((f"{name}{TRACK_SEP}{t}", CaseError(gate_toml, f"tracks.{t}.checks", f"no check for track {t!r}",
+                                                             f"add [[checks]] (shared) or [[tracks.{t}.checks]]")))
+    return found
 
 
 def with_tags(project: Project, names: list[str], tags: list[str]) -> list[str]:
@@ -263,50 +324,17 @@ def with_tags(project: Project, names: list[str], tags: list[str]) -> list[str]:
     return list(dict.fromkeys([*names, *tagged]))
 
 
-def _ids_or_names(project: Project) -> list[str]:
-    """Every case id to validate; a case.toml that does not read stays its name, so its problem is reported."""
-    ids: list[str] = []
-    for name in known_cases(project):
-        try:
-            ids.extend(case_ids(project, [name]))
-        except CaseError:
-            ids.append(name)
-    return ids
-
-
 def load_all(project: Project) -> list[Case]:
     """Every case (every track of a tracked one), validated; the first problem stops with its CaseError."""
     return [load_case(project, case_id) for case_id in case_ids(project, known_cases(project))]
 
 
-def validate_all(project: Project, warn: Callable[[str, str], None] = lambda case, line: None
-                 ) -> list[tuple[str, str | None]]:
-    """(case id, problem or None) for every case: validation that reports them all.
+def validate_all(project: Project, warn: Callable[[str, str], None] = lambda case, line: None) -> "Validation":
+    """Every problem of every case, as data (bench/case_problems.py): each names its case, file, field and fix.
 
-    Golden data is checked beyond its schema too (bench/allium/validate.py: states
-    against the fixture's code, fingerprints, the planted spec): its errors are the
-    case's problem, its warnings go to ``warn(case id, line)``. So are its reference
-    answers (bench/answers.py: answer.toml, submission/, assessment.json).
+    Iterating the result still gives (case id, its errors as one text or None), and
+    ``warn(case id, line)`` still hears each warning, for callers written before.
     """
-    from .answers import load_answers
-    from .grading.allium import golden_problems
+    from .case_problems import validate_project
 
-    report: list[tuple[str, str | None]] = []
-    for case_id in _ids_or_names(project):
-        try:
-            case = load_case(project, case_id)
-            load_answers(case)
-            problems = golden_problems(case, project.root)
-        except CaseError as exc:
-            report.append((case_id, str(exc)))
-            continue
-        for problem in problems:
-            if problem.level == "warning":
-                warn(case_id, f"{problem.where}: {problem.message}")
-        errors = [str(p) for p in problems if p.level == "error"]
-        report.append((case_id, "; ".join(errors) if errors else None))
-    orphans = sorted(
-        p.name for p in project.goldens.glob("*") if p.is_dir() and p.name not in known_cases(project)
-    )
-    report.extend((name, f"{project.goldens_dir(name)}: goldens without a case") for name in orphans)
-    return report
+    return validate_project(project, warn)

@@ -76,17 +76,22 @@ def cases(ctx: click.Context) -> None:
 
 @cases.command("validate")
 def cases_validate() -> None:
-    """Check every case and goldens pair, and golden data against its fixture; report every problem.
+    """Check every case and goldens pair and report every problem, each naming its file, field and fix.
 
+    case.toml, gate.toml and each answer.toml in full; PROMPT.md, images, fixtures, skills,
+    context folders, withheld files; the oracle's solution; golden data against its fixture.
     Exit 2 on any error; warnings (fingerprints that over-match, ...) are printed and pass.
     """
     from .cases import validate_all
 
-    report = validate_all(_project(), warn=lambda case_id, line: console.print(
-        Text.assemble(("warn", "yellow"), f" {case_id}: {line}"), highlight=False))
-    for case_id, problem in report:
-        console.print(f"[green]ok[/]   {case_id}" if problem is None else f"[red]bad[/]  {case_id}: {problem}")
-    sys.exit(2 if any(problem for _, problem in report) else 0)
+    validation = validate_all(_project())
+    for case_id in validation.cases:
+        if not validation.errors(case_id):
+            console.print(f"[green]ok[/]   {case_id}")
+    for problem in validation.problems:  # each once, naming its case, file, field and fix
+        tag = ("warn", "yellow") if problem.level == "warning" else ("bad ", "red")
+        console.print(Text.assemble(tag, f" {problem.case}: {problem}"), highlight=False)
+    sys.exit(2 if validation.errors() else 0)
 
 
 @cli.group()

@@ -116,13 +116,15 @@ def test_an_unknown_fixture_is_a_case_error(project):
 
 def test_validate_prints_warnings_and_fails_on_errors(project, bench):
     done = bench("cases", "validate", root=project, check_rc=0)
-    assert "warn weed-courier: judgement call sms-flagged-off: term 'sms' is shorter than 4 letters" in done.stdout
+    assert "warn weed-courier: goldens/weed-courier/divergences.toml: field 'judgement call sms-flagged-off': term 'sms' "\
+        "is shorter than 4 letters" in done.stdout
     assert "ok   weed-courier" in done.stdout and "ok   distill-courier" in done.stdout
     planted = project / "cases/weed-courier/workspace/spec/courier.allium"
     planted.write_text(planted.read_text() + "\nentity Broken {\n")
     done = bench("cases", "validate", root=project)
     assert done.returncode == 2
-    assert "bad  weed-courier: error: planted spec: line " in done.stdout and "never closed" in done.stdout
+    assert "bad  weed-courier: goldens/weed-courier/divergences.toml: field 'planted spec': line " in done.stdout
+    assert "never closed" in done.stdout
 
 
 def test_a_manifest_for_another_fixture_and_a_state_not_in_the_code_are_errors(project):
@@ -133,9 +135,9 @@ def test_a_manifest_for_another_fixture_and_a_state_not_in_the_code_are_errors(p
     toml = project / "cases/distill-courier/case.toml"
     toml.write_text(toml.read_text().replace('fixture = "courier"', 'fixture = "other"'))
     problem = dict(validate_all(Project(project)))["distill-courier"]
-    assert "error: check 'spec quality': manifest.toml describes fixture 'courier', but case.toml names 'other'" \
+    assert "field 'check 'spec quality'': manifest.toml describes fixture 'courier', but case.toml names 'other'" \
         in problem
-    assert "error: Parcel.teleported: appears nowhere in the fixture's code" in problem
+    assert "manifest.toml: field 'Parcel.teleported': appears nowhere in the fixture's code" in problem
 
 
 # --- grading on the host ----------------------------------------------------------------

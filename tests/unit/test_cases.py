@@ -11,7 +11,9 @@ from bench.paths import Project
 
 def test_shipped_cases_validate(project):
     ids = case_ids(Project(project), known_cases(Project(project)))
-    assert validate_all(Project(project)) == [(case_id, None) for case_id in ids]
+    validation = validate_all(Project(project))
+    assert validation.cases == ids and validation.errors() == []
+    assert list(validation) == [(case_id, None) for case_id in ids]
     assert {"hello", "c-rle", "thermostat-core@zig", "thermostat-core@ts"} <= set(ids)
 
 
