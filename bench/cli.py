@@ -22,6 +22,7 @@ from . import __version__
 from .cli_common import console, err, project as _project, results_option
 from .cli_options import agent_options, by_name, ca_bundle_option, run_options
 from .cli_assess import assess_cmd
+from .cli_init import init_cmd
 from .cli_external import check_answers_cmd, finish_run, grade_cmd, no_verdict_on_fault, setup_cmd
 from .cli_metrics import metrics_cmd
 from .cli_provenance import compare_cmd, keys, verify_provenance
@@ -30,18 +31,27 @@ from .exit_status import HELP
 
 
 class DefaultToRun(click.Group):
-    """Treat an unknown first word as a case name for `run`."""
+    """Treat an unknown first word as a case name for `run`, after the group's own options (--root)."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def resolve_command(self, ctx: click.Context, args: list[str]):
         if args and not args[0].startswith("-") and args[0] not in self.commands:
-            args = ["run", *args]
-        return super().parse_args(ctx, args)
+            return "run", self.commands["run"], args
+        return super().resolve_command(ctx, args)
 
 
 @click.group(cls=DefaultToRun)
 @click.version_option(__version__, prog_name="bench")
-def cli() -> None:
-    """Hermetic Bench: clean-agent trials in fresh containers, graded by withheld gates."""
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="The project: a folder holding cases/ and images/ (`bench init DIR` makes one). "
+                   "Default: $BENCH_ROOT, else the nearest such folder above the current one.")
+def cli(root: Path | None) -> None:
+    """Hermetic Bench: clean-agent trials in fresh containers, graded by withheld gates.
+
+    Every verb works on one project (--root, $BENCH_ROOT, or the nearest folder above this one
+    holding cases/ and images/; `bench init DIR` makes a new one), and results land in its
+    results/ folder unless --results or $BENCH_RESULTS name another. `bench CASE...` is
+    short for `bench run CASE...`.
+    """
 
 
 @cli.command(epilog=HELP)
@@ -279,7 +289,7 @@ def schema(check: bool) -> None:
 
 @cli.command("report")
 @click.argument("label")
-@results_option("Where the label name is looked up (a path works as well).")
+@results_option("Where the label name is looked up (a path works as well).", needs_project=False)
 def report(label: str, results: Path) -> None:
     """Write LABEL's report.html: pass-rate chart, every trial, every saved frame."""
     from .compare import resolve_label
@@ -291,6 +301,7 @@ def report(label: str, results: Path) -> None:
 for command in (verify_provenance, keys, compare_cmd, metrics_cmd):
     cli.add_command(command)
 cli.add_command(assess_cmd)
+cli.add_command(init_cmd)
 cli.add_command(setup_cmd)
 cli.add_command(grade_cmd)
 cases.add_command(check_answers_cmd)

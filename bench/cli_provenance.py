@@ -31,11 +31,15 @@ def _trusted(keys: tuple[Path, ...], trusted_keys: Path | None) -> dict:
 
 
 @click.command("verify-provenance")
-@click.argument("results", required=False, type=click.Path(path_type=Path), default=Path("results"))
+@click.argument("target", required=False, metavar="[LABEL|PATH]")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @trust_options
-def verify_provenance(results: Path, as_json: bool, keys: tuple[Path, ...], trusted_keys: Path | None) -> None:
+@results_option("Where a LABEL name is looked up; verified whole when no LABEL or PATH is given.")
+def verify_provenance(target: str | None, as_json: bool, keys: tuple[Path, ...], trusted_keys: Path | None,
+                      results: Path) -> None:
     """Check each label's signature and integrity, recompute hashes, case and goldens, image IDs.
+
+    PATH is a results folder, a label folder or a trial folder; LABEL a label name under --results.
 
     Exit 0 when every label is signed by a trusted key (yours, --key or the trusted-keys
     file) and nothing differs; 1 naming each difference (an untrusted, missing or broken
@@ -43,13 +47,22 @@ def verify_provenance(results: Path, as_json: bool, keys: tuple[Path, ...], trus
     """
     from .provenance import verify
 
-    report = verify(results, project(), _trusted(keys, trusted_keys))
+    report = verify(_verified(target, results), project(), _trusted(keys, trusted_keys))
     if as_json:
         console.print_json(json.dumps(report.as_dict()))
     else:
         for line in report.lines():
             console.print(line, markup=False)
     sys.exit(0 if report.ok else 1)
+
+
+def _verified(target: str | None, results: Path) -> Path:
+    """A path as typed when it exists, else a label name under the results folder; no target: all of them."""
+    if target is None:
+        return results
+    if Path(target).exists() or not (results / target).is_dir():
+        return Path(target)
+    return results / target
 
 
 @click.group(invoke_without_command=True)
@@ -93,7 +106,7 @@ def keys_trust(public_key: Path) -> None:
               help="Compare even when a label does not verify (unsigned, untrusted key, changed files; each is printed).")
 @trust_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
-@results_option("Where label names are looked up (a path works as well).")
+@results_option("Where label names are looked up (a path works as well).", needs_project=False)
 def compare_cmd(baseline: str, candidate: str | None, arms: tuple[str, str] | None, allow_drift: bool,
                 allow_unsigned: bool, keys: tuple[Path, ...], trusted_keys: Path | None, as_json: bool,
                 results: Path) -> None:

@@ -8,7 +8,8 @@ Project layout (``Project``)::
       images/<name>/       image.toml (+ Dockerfile and files)
       provenance/          images.lock.json, schema/*.json
 
-Results layout (``RunPaths`` and ``TrialPaths``)::
+Results layout (``RunPaths`` and ``TrialPaths``), in <root>/results unless --results or $BENCH_RESULTS
+name another folder::
 
     results/<label>/
       summary.json
@@ -36,16 +37,35 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import UsageError
 
-def find_root(start: Path | None = None) -> Path:
-    """The project root: $BENCH_ROOT, else the nearest folder above start holding cases/."""
-    if env := os.environ.get("BENCH_ROOT"):
-        return Path(env).resolve()
+
+NO_PROJECT_FIX = "run `bench init DIR`, or pass --root / set BENCH_ROOT"
+
+
+def is_project(folder: Path) -> bool:
+    """A bench project holds cases/ and images/ (goldens/ and provenance/ may come later)."""
+    return (folder / "cases").is_dir() and (folder / "images").is_dir()
+
+
+def find_root(named: Path | None = None, start: Path | None = None) -> Path:
+    """The project root: ``named`` (--root), else $BENCH_ROOT, else the nearest project folder above start.
+
+    Never a guess: a named root that is no project, or no project above start, is a
+    UsageError saying how to get one, so no verb lists nothing or writes into a random folder.
+    """
+    given, source = (named, "--root") if named else (os.environ.get("BENCH_ROOT"), "BENCH_ROOT")
+    if given:
+        root = Path(given).resolve()
+        if not is_project(root):
+            raise UsageError(f"no bench project at {root} ({source}): no cases/ and images/ there — point {source} "
+                             f"at a project folder, or make one with `bench init {root}`")
+        return root
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
-        if (folder / "cases").is_dir() and (folder / "images").is_dir():
+        if is_project(folder):
             return folder
-    return here
+    raise UsageError(f"no bench project here (no cases/ and images/ above {here}); {NO_PROJECT_FIX}")
 
 
 @dataclass(frozen=True)

@@ -44,8 +44,9 @@ def rendered() -> dict[str, str]:
 
 
 def export(directory: Path, write: bool = True) -> list[str]:
-    """The schema files that differ from the models; written when ``write``."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """The schema files that differ from the models; written when ``write`` (a check makes no folder)."""
+    if write:
+        directory.mkdir(parents=True, exist_ok=True)
     stale = []
     for name, text in rendered().items():
         path = directory / name

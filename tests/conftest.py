@@ -38,6 +38,19 @@ def config_dir(tmp_path_factory) -> Path:
         os.environ["BENCH_CONFIG_DIR"] = previous
 
 
+@pytest.fixture(scope="session", autouse=True)
+def results_here():
+    """BENCH_RESULTS=results: a `bench` the tests start writes results/ in its own folder (the test's), never in
+    the project it runs (this checkout). tests/integration/test_own_project.py clears it to test the default."""
+    previous = os.environ.get("BENCH_RESULTS")
+    os.environ["BENCH_RESULTS"] = "results"
+    yield
+    if previous is None:
+        os.environ.pop("BENCH_RESULTS", None)
+    else:
+        os.environ["BENCH_RESULTS"] = previous
+
+
 @pytest.fixture(scope="session")
 def docker_client():
     import docker
