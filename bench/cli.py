@@ -24,6 +24,7 @@ from .cli_options import agent_options, by_name, ca_bundle_option, run_options
 from .cli_assess import assess_cmd
 from .cli_init import init_cmd
 from .cli_external import check_answers_cmd, finish_run, grade_cmd, no_verdict_on_fault, setup_cmd
+from .cli_json import emit, json_option
 from .cli_metrics import metrics_cmd
 from .cli_provenance import compare_cmd, keys, verify_provenance
 from .errors import BenchError
@@ -58,7 +59,9 @@ def cli(root: Path | None) -> None:
 @click.argument("cases", nargs=-1)
 @run_options
 @agent_options
-def run(cases: tuple[str, ...], **options: Any) -> None:
+@json_option("Print the final summary (summary.json's data, the results folder, the exit status) as one JSON "
+             "object on stdout; progress stays on stderr.")
+def run(cases: tuple[str, ...], as_json: bool, **options: Any) -> None:
     """Run CASES (and --tag's) with an agent, each trial in fresh containers; same --label resumes."""
     from .agents import AgentOptions
     from .run import RunRequest, execute
@@ -67,20 +70,25 @@ def run(cases: tuple[str, ...], **options: Any) -> None:
                          agent_options=AgentOptions(**by_name(AgentOptions, options)))
     with no_verdict_on_fault():
         outcome = execute(request, _project(), say=lambda line: err.print(line, markup=False))
-    finish_run(outcome)
+    finish_run(outcome, as_json)
 
 
 @cli.group(invoke_without_command=True)
+@json_option()
 @click.pass_context
-def cases(ctx: click.Context) -> None:
+def cases(ctx: click.Context, as_json: bool) -> None:
     """List the cases (id, title, arms, image, tags)."""
     if ctx.invoked_subcommand:
         return
     from .cases import load_all
 
+    found = [{"id": case.id, "title": case.spec.title, "arms": list(case.spec.arms), "image": case.spec.image,
+              "tags": list(case.spec.tags)} for case in load_all(_project())]
+    if as_json:
+        return emit({"cases": found})
     table = Table("id", "title", "arms", "image", "tags")
-    for case in load_all(_project()):
-        table.add_row(case.id, case.spec.title, ", ".join(case.spec.arms), case.spec.image, ", ".join(case.spec.tags))
+    for row in found:
+        table.add_row(row["id"], row["title"], ", ".join(row["arms"]), row["image"], ", ".join(row["tags"]))
     console.print(table)
 
 
@@ -112,11 +120,15 @@ def images() -> None:
 @images.command("build")
 @click.argument("names", nargs=-1)
 @ca_bundle_option
-def images_build(names, ca_bundle) -> None:
+@json_option()
+def images_build(names, ca_bundle, as_json: bool) -> None:
     """Build NAMES (default: all) when their tag is missing; the lock is only read (`bench images lock` writes it)."""
     from .lock import build_images
 
-    for record, state in build_images(_project(), list(names), ca_bundle, log=lambda line: err.print(line, markup=False)):
+    built = build_images(_project(), list(names), ca_bundle, log=lambda line: err.print(line, markup=False))
+    if as_json:
+        return emit({"images": [{"name": r.name, "tag": r.tag, "id": r.id, "state": state} for r, state in built]})
+    for record, state in built:
         console.print(f"{record.name:12} {record.tag:36} {record.id[:19]}  {state}")
 
 
@@ -134,13 +146,17 @@ def images_pin(names, ca_bundle) -> None:
 
 
 @images.command("list")
-def images_list() -> None:
+@json_option()
+def images_list(as_json: bool) -> None:
     """Name, tag, image ID, size and toolchains of every image, and whether the lock agrees."""
     from .lock import listing
 
+    listed = listing(_project())
+    if as_json:
+        return emit({"images": [image._asdict() for image in listed]})
     table = Table("name", "tag", "image ID", "size", "toolchains", "lock")
-    for row in listing(_project()):
-        table.add_row(*row)
+    for image in listed:
+        table.add_row(*image.cells())
     console.print(table)
 
 
@@ -162,7 +178,8 @@ def _progress(title: str):
 @click.argument("names", nargs=-1)
 @click.option("--check", is_flag=True, help="Leave every locked tag where it is; only compare.")
 @ca_bundle_option
-def images_rebuild(names, check, ca_bundle) -> None:
+@json_option()
+def images_rebuild(names, check, ca_bundle, as_json: bool) -> None:
     """Rebuild NAMES (default: all) from images/ without cache and compare with the lock.
 
     Says per image: same (bit- or content-reproducible) or drifted, with the changed
@@ -173,10 +190,12 @@ def images_rebuild(names, check, ca_bundle) -> None:
 
     with _progress("rebuilding images") as (step, log):
         findings = rebuild(_project(), list(names), check, ca_bundle, log=log, step=step)
-    for finding in findings:
-        for line in finding.lines():
-            console.print(line, markup=False)
     drifted = [finding.name for finding in findings if finding.level is None]
+    if as_json:
+        emit({"check": check, "images": [finding.as_dict() for finding in findings], "drifted": drifted})
+    else:
+        for line in [line for finding in findings for line in finding.lines()]:
+            console.print(line, markup=False)
     if drifted and not check:
         err.print(f"drifted: {', '.join(drifted)} — if the change is intended, `bench images lock` records it")
     sys.exit(1 if drifted else 0)
@@ -264,26 +283,33 @@ def images_save(folder: Path, names) -> None:
 @click.argument("names", nargs=-1)
 @results_option("Results whose provenance.json image IDs are kept.")
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
-def images_prune(names, results: Path, dry_run: bool) -> None:
+@json_option()
+def images_prune(names, results: Path, dry_run: bool, as_json: bool) -> None:
     """Remove harness images (NAMES, default all) no lock entry or kept result names, and dead runs' stopped containers."""
     from .engine import connect
     from .prune import prune
 
     with _progress("pruning") as (step, log):
         report = prune(connect(), _project(), results, list(names), dry_run)
+    if as_json:
+        return emit(report)
     for line in report.lines():
         console.print(line, markup=False)
 
 
 @cli.command("schema")
 @click.option("--check", is_flag=True, help="Exit 1 if provenance/schema/ is out of date instead of writing.")
-def schema(check: bool) -> None:
+@json_option()
+def schema(check: bool, as_json: bool) -> None:
     """Write the JSON Schemas of every record to provenance/schema/."""
     from .schemas import export
 
     stale = export(_project().schema_dir, write=not check)
-    for name in stale:
-        console.print(f"{'stale' if check else 'wrote'} {name}")
+    if as_json:
+        emit({"check": check, "stale" if check else "wrote": list(stale)})
+    else:
+        for name in stale:
+            console.print(f"{'stale' if check else 'wrote'} {name}")
     sys.exit(1 if check and stale else 0)
 
 
@@ -312,24 +338,21 @@ def _terminate(signum, frame) -> None:
 
 
 def main() -> None:
-    """Entry point: one place maps exceptions to exit codes and messages."""
+    """Entry point: one place maps exceptions to exit codes and messages (a JSON object under --json)."""
     import signal
 
+    from .cli_json import fail, forget
+
     signal.signal(signal.SIGTERM, _terminate)  # stop like Ctrl-C: clean up, keep what finished
+    forget()
     try:
         cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        err.print("interrupted")
-        sys.exit(130)
+    except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+        fail(exc, 130)
     except click.ClickException as exc:
-        exc.show()
-        sys.exit(2)
+        fail(exc, 2)
     except BenchError as exc:
-        err.print(f"bench: {exc}", markup=False)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(130)
+        fail(exc, exc.exit_code)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .cli_common import console, err, project as _project, results_option
+from .cli_json import emit, json_option
 from .errors import InfrastructureError
 from .exit_status import HELP, NO_VERDICT
 
@@ -27,12 +28,12 @@ def _say(line: str) -> None:
 @contextmanager
 def no_verdict_on_fault() -> Iterator[None]:
     """A harness fault before any trial had a verdict (an image that cannot be built, the engine gone) is exit 3,
-    no verdict: exit 1 would charge the work with a failure nobody observed."""
+    no verdict: exit 1 would charge the work with a failure nobody observed. cli.main reports it."""
     try:
         yield
     except InfrastructureError as exc:
-        err.print(f"bench: {exc}", markup=False)
-        sys.exit(NO_VERDICT)
+        exc.exit_code = NO_VERDICT
+        raise
 
 
 @click.command("setup")
@@ -60,7 +61,8 @@ def setup_cmd(case: str, folder: Path | None, arm: str | None) -> None:
                               "case x arm in a label.")
 @results_option("Where label folders are written.")
 @click.option("--seat", type=click.Choice(["software", "gpu"]), help="As `bench run --seat`, for cases that render.")
-def grade_cmd(case: str, folder: Path, **options) -> None:
+@json_option("Print the summary, the results folder and the exit status as one JSON object, as `bench run --json`.")
+def grade_cmd(case: str, folder: Path, as_json: bool, **options) -> None:
     """Grade FOLDER as CASE's workspace with its withheld gate, recorded like a run with agent `external`.
 
     FOLDER is packed as an agent's exported workspace would be (symlinks kept as links,
@@ -72,17 +74,35 @@ def grade_cmd(case: str, folder: Path, **options) -> None:
 
     with no_verdict_on_fault():
         outcome = grade_folder(GradeRequest(case=case, folder=folder, **options), _project(), _say)
-    finish_run(outcome)
+    finish_run(outcome, as_json)
 
 
-def finish_run(outcome) -> None:
-    """The summary table, where the results are, and the exit status of bench/exit_status.py."""
+def finish_run(outcome, as_json: bool = False) -> None:
+    """The summary table (or under --json summary.json's data), where the results are, and the exit status of
+    bench/exit_status.py."""
+    dry = bool(outcome.results) and all(r.dry_run for r in outcome.results)
+    status = _run_status(outcome, dry)
+    if as_json:
+        emit({**outcome.summary.model_dump(mode="json"), "results": str(outcome.paths.dir), "exit_status": status,
+              "dry_run": dry, "engine_lost": outcome.engine_lost})
+    else:
+        _summary_table(outcome, dry)
+    sys.exit(status)
+
+
+def _run_status(outcome, dry: bool) -> int:
     from .exit_status import exit_status
     from .models import Verdict
 
+    verdicts = [r.verdict for r in outcome.results] + ([Verdict.ERROR] if outcome.engine_lost else [])
+    if dry:  # the scaffold is expected to FAIL; only a path that broke (ERROR, INCOMPLETE) is worth a nonzero exit
+        verdicts = [Verdict.PASS if v is Verdict.FAIL else v for v in verdicts]
+    return exit_status(verdicts)
+
+
+def _summary_table(outcome, dry: bool) -> None:
     from .summary import check_marks
 
-    dry = bool(outcome.results) and all(r.dry_run for r in outcome.results)
     title = f"run {outcome.summary.label}" + (" — dry run: no agent ran, FAILs grade the untouched scaffold" if dry else "")
     table = Table("case", "arm", "lane", "PASS", "FAIL", "INCOMPLETE", "ERROR", "pass rate", "checks", title=title)
     lanes: dict[tuple[str, str], set[str]] = {}  # a label's seat, and so its lane, is one run option: resume holds it
@@ -96,10 +116,6 @@ def finish_run(outcome) -> None:
     console.print("checks: passed/ran per check in gate order; s = skipped (another lane's check, or a model's in a "
                   "dry run)", highlight=False)
     console.print(f"results: {outcome.paths.dir}")
-    verdicts = [r.verdict for r in outcome.results] + ([Verdict.ERROR] if outcome.engine_lost else [])
-    if dry:  # the scaffold is expected to FAIL; only a path that broke (ERROR, INCOMPLETE) is worth a nonzero exit
-        verdicts = [Verdict.PASS if v is Verdict.FAIL else v for v in verdicts]
-    sys.exit(exit_status(verdicts))
 
 
 @click.command("check-answers")

@@ -8,12 +8,13 @@ import click
 from rich.table import Table
 
 from .cli_common import console, err, project as _project, results_option
+from .cli_json import emit, json_option
 
 
 @click.command("metrics")
 @click.argument("label")
 @results_option("Where the label name is looked up (a path works as well).")
-@click.option("--json", "as_json", is_flag=True, help="Print authoring-metrics.json instead of the table.")
+@json_option("Print authoring-metrics.json's data instead of the table.")
 def metrics_cmd(label: str, results: Path, as_json: bool) -> None:
     """Authoring metrics of LABEL's transcripts per case x track x arm: first-pass compliance, retries-to-green,
     teaching-error encounters, per 1k generated lines; written to authoring-metrics.json (a derived view, not signed).
@@ -26,8 +27,7 @@ def metrics_cmd(label: str, results: Path, as_json: bool) -> None:
     paths = resolve_label(label, results)
     found = measure(paths, _project(), note=lambda line: err.print(f"note: {line}", markup=False, highlight=False))
     if as_json:
-        click.echo(found.model_dump_json(indent=2))  # plain: rich would read ':name:' in a pattern as an emoji
-        return
+        return emit(found)  # plain, not rich: rich would read ':name:' in a pattern as an emoji
     table = Table("case", "track", "arm", "trials", "task pass", "first-pass", "retries→green", "failing runs",
                   "teaching errors", "lines", "failing/1k", "teaching/1k", title=f"authoring metrics {paths.label}")
     rollup = found.tracks if len({g.case for g in found.groups}) > 1 else []  # one case: the rollup repeats it

@@ -7,13 +7,13 @@ share the options that say which signing keys are trusted.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
 from .cli_common import console, err, option_set, project, results_option
+from .cli_json import emit, json_option
 
 
 trust_options = option_set(
@@ -32,7 +32,7 @@ def _trusted(keys: tuple[Path, ...], trusted_keys: Path | None) -> dict:
 
 @click.command("verify-provenance")
 @click.argument("target", required=False, metavar="[LABEL|PATH]")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 @trust_options
 @results_option("Where a LABEL name is looked up; verified whole when no LABEL or PATH is given.")
 def verify_provenance(target: str | None, as_json: bool, keys: tuple[Path, ...], trusted_keys: Path | None,
@@ -49,7 +49,7 @@ def verify_provenance(target: str | None, as_json: bool, keys: tuple[Path, ...],
 
     report = verify(_verified(target, results), project(), _trusted(keys, trusted_keys))
     if as_json:
-        console.print_json(json.dumps(report.as_dict()))
+        emit(report.as_dict())
     else:
         for line in report.lines():
             console.print(line, markup=False)
@@ -68,8 +68,9 @@ def _verified(target: str | None, results: Path) -> Path:
 @click.group(invoke_without_command=True)
 @click.option("--export", "export", type=click.Path(path_type=Path), metavar="FILE",
               help="Write the public key (PEM) to FILE, to hand to whoever verifies your labels.")
+@json_option()
 @click.pass_context
-def keys(ctx: click.Context, export: Path | None) -> None:
+def keys(ctx: click.Context, export: Path | None, as_json: bool) -> None:
     """Show your signing key (made on first use in the config directory); --export its public half."""
     if ctx.invoked_subcommand:
         return
@@ -77,9 +78,12 @@ def keys(ctx: click.Context, export: Path | None) -> None:
 
     key = load_or_create()
     pem = public_pem(key.public)
-    console.print(f"fingerprint {key.keyid}\nprivate key {key.path}", markup=False)
     if export:
         export.write_text(pem)
+    if as_json:
+        return emit({"fingerprint": key.keyid, "private_key": key.path, "public_key": pem, "exported": export})
+    console.print(f"fingerprint {key.keyid}\nprivate key {key.path}", markup=False)
+    if export:
         console.print(f"wrote {export}", markup=False)
     else:
         console.print(pem, markup=False, end="")
@@ -105,7 +109,7 @@ def keys_trust(public_key: Path) -> None:
 @click.option("--allow-unsigned", is_flag=True,
               help="Compare even when a label does not verify (unsigned, untrusted key, changed files; each is printed).")
 @trust_options
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
+@json_option()
 @results_option("Where label names are looked up (a path works as well).", needs_project=False)
 def compare_cmd(baseline: str, candidate: str | None, arms: tuple[str, str] | None, allow_drift: bool,
                 allow_unsigned: bool, keys: tuple[Path, ...], trusted_keys: Path | None, as_json: bool,
@@ -125,7 +129,7 @@ def compare_cmd(baseline: str, candidate: str | None, arms: tuple[str, str] | No
     for warning in report.warnings:
         err.print(f"warning: {warning}", markup=False, soft_wrap=True)
     if as_json:
-        console.print_json(report.model_dump_json())
+        emit(report)
     else:
         for table in tables(report):
             console.print(table)

@@ -10,7 +10,7 @@ does) and `bench images list` live here too; building an image is bench/images.p
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from .engine import HARNESS_LABEL, engine_faults
 from .errors import UsageError
@@ -184,8 +184,23 @@ def load_archive(project: Project, archive: Path, name: str, log: Log) -> LockEn
     return entry
 
 
-def listing(project: Project) -> list[tuple[str, str, str, str, str, str]]:
-    """Rows for `bench images list`: name, tag, ID, size, toolchains (tool version, ...), and the lock's opinion."""
+class Listed(NamedTuple):
+    """One local tag of a harness image, as `bench images list` shows it (``cells``) or prints it as JSON."""
+
+    name: str
+    tag: str
+    id: str
+    size_bytes: int
+    toolchains: dict[str, str]
+    lock: str
+
+    def cells(self) -> tuple[str, str, str, str, str, str]:
+        tools = ", ".join(f"{tool} {version}" for tool, version in self.toolchains.items())
+        return self.name, self.tag, self.id[7:19], f"{self.size_bytes / 1e6:.0f} MB", tools or "-", self.lock
+
+
+def listing(project: Project) -> list[Listed]:
+    """Every local tag of a harness image: name, tag, ID, size, toolchains (tool: version), and the lock's opinion."""
     from .engine import connect
 
     client = connect()
@@ -194,9 +209,8 @@ def listing(project: Project) -> list[tuple[str, str, str, str, str, str]]:
     for image in client.images.list(filters={"label": HARNESS_LABEL}):
         name = image.labels.get("bench.image", "staged" if image.labels.get("bench.case") else "?")
         for tag in image.tags or ["<untagged>"]:
-            state = listed_state(lock.images.get(name), image.id, tag)
-            tools = ", ".join(f"{tool} {version}" for tool, version in toolchains_of(image.labels).items())
-            rows.append((name, tag, image.id[7:19], f"{image.attrs['Size'] / 1e6:.0f} MB", tools or "-", state))
+            rows.append(Listed(name, tag, image.id, int(image.attrs["Size"]), dict(toolchains_of(image.labels)),
+                               listed_state(lock.images.get(name), image.id, tag)))
     return sorted(rows)
 
 

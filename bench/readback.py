@@ -11,10 +11,10 @@ another version mean other things.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TypeVar
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from .errors import RecordError
@@ -30,11 +30,11 @@ def read_record(path: Path, model: type[M], fix: str) -> M:
     lock, use a new label); it ends every message. A missing file is the caller's
     decision (absent often means "not yet"), so it raises FileNotFoundError as open() does.
     """
-    text = path.read_text()
+    raw = path.read_bytes()
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problem = "empty file" if not text.strip() else f"not valid JSON ({exc.msg} at line {exc.lineno})"
+        data = orjson.loads(raw)  # records are read back often (resume, compare, verify); bytes that are not UTF-8 too
+    except orjson.JSONDecodeError as exc:
+        problem = "empty file" if not raw.strip() else f"not valid JSON ({exc.msg} at line {exc.lineno})"
         raise RecordError(path, "(whole file)", f"{problem}: truncated or corrupt", fix) from None
     if not isinstance(data, dict):
         raise RecordError(path, "(whole file)", f"holds a JSON {type(data).__name__}, not an object", fix)

@@ -57,6 +57,13 @@ class Finding:
             return "bit"
         return "content" if self.rebuilt_digest == self.locked.content_digest else None
 
+    def as_dict(self) -> dict:
+        """What `bench images rebuild --json` says of this image: the lines' facts, IDs and digests in full."""
+        return {"name": self.name, "same": self.level is not None, "level": self.level or "drifted",
+                "rebuilt_id": self.rebuilt_id, "rebuilt_digest": self.rebuilt_digest, "locked_id": self.locked.id,
+                "locked_digest": self.locked.content_digest, "packages": self.packages, "paths": self.paths,
+                "paths_differing": self.paths_differing, "tagged": self.tagged}
+
     def lines(self) -> list[str]:
         ids = f"rebuilt {self.rebuilt_id[7:19]}, locked {self.locked.id[7:19]}"
         if self.level == "bit":

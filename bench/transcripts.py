@@ -18,10 +18,11 @@ so only ``turns`` is counted, from the assistant messages seen.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
+
+import orjson
 
 
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
@@ -38,7 +39,11 @@ class AgentReport:
     session_id: str | None = None
 
 def events(path: Path) -> Iterator[dict]:
-    """Every JSON object line of a transcript; other lines (a stray stderr line) are skipped."""
+    """Every JSON object line of a transcript; other lines (a stray stderr line) are skipped.
+
+    orjson parses them: a long agent run's transcript is tens of thousands of lines, read
+    once per trial and again by every `bench metrics`. A line it refuses is skipped like any
+    other that is not JSON."""
     if not path.is_file():
         return
     with open(path, encoding="utf-8", errors="replace") as handle:
@@ -47,8 +52,8 @@ def events(path: Path) -> Iterator[dict]:
             if not line.startswith("{"):
                 continue
             try:
-                event = json.loads(line)
-            except ValueError:
+                event = orjson.loads(line)
+            except orjson.JSONDecodeError:
                 continue
             if isinstance(event, dict):
                 yield event

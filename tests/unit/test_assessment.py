@@ -38,6 +38,10 @@ def entry(category: str, text: str, status: str = "pass", evidence: str = "seen"
 
 @pytest.fixture()
 def trial(tmp_path: Path) -> TrialPaths:
+    return unscored_trial(tmp_path)
+
+
+def unscored_trial(tmp_path: Path) -> TrialPaths:
     """One PASS trial of case c-rle, its gate's expectations recorded unscored, in a sealed, signed label."""
     paths = RunPaths(tmp_path / "lab").trial("c-rle", "default", 1)
     paths.dir.mkdir(parents=True)

@@ -37,6 +37,13 @@ def test_a_truncated_file_names_the_file_and_the_fix(tmp_path):
     assert isinstance(caught.value, UsageError)  # exit 2, printed without a traceback
 
 
+def test_bytes_that_are_not_utf8_are_a_corrupt_record_not_a_traceback(tmp_path):
+    path = tmp_path / "result.json"
+    path.write_bytes(json.dumps(_result()).encode().replace(b'"l"', b'"\xff"'))
+    with pytest.raises(RecordError, match="field '\\(whole file\\)': not valid JSON .*truncated or corrupt"):
+        read_record(path, TrialResult, FIX)
+
+
 def test_an_empty_file_says_so(tmp_path):
     path = tmp_path / "result.json"
     path.write_text("")
