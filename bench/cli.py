@@ -93,7 +93,8 @@ def cases(ctx: click.Context, as_json: bool) -> None:
 
 
 @cases.command("validate")
-def cases_validate() -> None:
+@json_option("Print {ok, cases: [{case, ok}], problems: [{case, file, field, problem, fix, level}]} on stdout.")
+def cases_validate(as_json: bool) -> None:
     """Check every case and goldens pair and report every problem, each naming its file, field and fix.
 
     case.toml, gate.toml and each answer.toml in full; PROMPT.md, images, fixtures, skills,
@@ -103,6 +104,10 @@ def cases_validate() -> None:
     from .cases import validate_all
 
     validation = validate_all(_project())
+    if as_json:
+        emit({"ok": not validation.errors(), "problems": validation.problems,
+              "cases": [{"case": case_id, "ok": not validation.errors(case_id)} for case_id in validation.cases]})
+        sys.exit(2 if validation.errors() else 0)
     for case_id in validation.cases:
         if not validation.errors(case_id):
             console.print(f"[green]ok[/]   {case_id}")

@@ -38,6 +38,18 @@ def test_cases(monkeypatch):
     assert "thermostat-core@zig" in found and found["hello"]["title"]  # a tracked case: one id per track
 
 
+def test_cases_validate(monkeypatch, project: Path):
+    monkeypatch.setenv("BENCH_ROOT", str(project))
+    (project / "goldens" / "hello" / "solution").rename(project / "goldens" / "hello" / "elsewhere")
+    data = run_json("cases", "validate", code=2)
+    assert data["ok"] is False and {"case": "c-rle", "ok": True} in data["cases"]
+    assert {"case": "hello", "ok": False} in data["cases"]
+    hello = [p for p in data["problems"] if p["case"] == "hello"]
+    assert hello == [{"case": "hello", "file": "goldens/hello/solution", "field": "solution/",
+                      "problem": "does not exist", "fix": hello[0]["fix"], "level": "error"}]
+    assert "oracle" in hello[0]["fix"]
+
+
 def test_keys():
     data = run_json("keys")
     assert len(data["fingerprint"]) >= 16 and data["public_key"].startswith("-----BEGIN PUBLIC KEY-----")
