@@ -41,13 +41,14 @@ class CaseSpec(Strict):
     image: str = Field("base", description="Workspace image, a folder name under images/.")
     arms: list[str] = Field(
         default_factory=lambda: ["default"],
-        description="Arm names; context/<arm>/ (if present) is copied beside the workspace.",
+        description="Arm names; an arm's context/<arm>/ (if present) is laid over the workspace for its trials.",
     )
     setup: list[str] = Field(
         default_factory=list, description="Shell commands run once in the workspace at staging "
         "($BENCH_CONTEXT names the arm's context, e.g. bare).",
     )
-    limits: Limits = Field(default_factory=Limits)
+    limits: Limits = Field(default_factory=Limits, description="Resource limits and budgets of the agent's and the "
+                           "graders' containers; any left out keep their defaults.")
     seat: Literal["none", "software", "gpu"] = Field(
         "none", description="The grading seat the case needs: gpu refuses a software (fallback) WebGPU "
         "adapter as INCOMPLETE unless the run says --seat software; software accepts any adapter.")

@@ -26,10 +26,12 @@ class CommandCheck(CheckBase):
 
     kind: Literal["command"]
     run: str = Field(description="Shell command, run with `sh -c` in /workspace.")
-    expect_exit: int = 0
-    stdout_matches: list[str] = Field(default_factory=list, description="Regexes stdout must match.")
-    stderr_matches: list[str] = Field(default_factory=list, description="Regexes stderr must match.")
-    timeout_s: int = Field(120, ge=1)
+    expect_exit: int = Field(0, description="The exit code the command must end with.")
+    stdout_matches: list[str] = Field(default_factory=list, description="Regexes stdout must match (searched, "
+                                      "multiline: ^ and $ match at each line).")
+    stderr_matches: list[str] = Field(default_factory=list, description="Regexes stderr must match (likewise).")
+    timeout_s: int = Field(120, ge=1, description="Wall clock for the command; past it the check's container is "
+                           "killed and the check fails.")
     withheld: list[str] = Field(
         default_factory=list, description="Files or folders of goldens/<case>/ this check needs (a withheld "
         "test). Each check runs in a fresh container of its own holding only these, root-owned and read-only, "
@@ -69,7 +71,8 @@ class GrepCheck(CheckBase):
 
     kind: Literal["grep"]
     files: list[str] = Field(min_length=1, description="Globs relative to the workspace (** allowed).")
-    pattern: str
+    pattern: str = Field(description="A Python regular expression, searched in each file (multiline: ^ and $ match at "
+                         "each line).")
     must_match: bool = Field(True, description="False: the pattern must match nowhere.")
 
     @field_validator("pattern")
@@ -114,56 +117,67 @@ def _as_list(value: str | list[str] | None) -> list[str]:
     return [] if value is None else [value] if isinstance(value, str) else list(value)
 
 
+FRAME = "The frame decided on: a `capture` step's name, or <name>-<i> for the i-th frame of a `sample` step."
+RULES = "Colour rules, all of which must hold: r>110, r>1.7g, b>r+30, g<=80 (channels 0–255)."
+
+
 class RegionPredicate(PredicateBase):
     """The region's mean colour satisfies every rule (r>110, r>1.7g, b>r+30); negate: not all."""
     kind: Literal["region"]
-    frame: str
-    rules: list[str] = Field(min_length=1)
-    negate: bool = False
+    frame: str = Field(description=FRAME)
+    rules: list[str] = Field(min_length=1, description=RULES + " Applied to the region's mean R, G, B.")
+    negate: bool = Field(False, description="True: passes when not every rule holds (the colour is absent).")
 
 
 class ContrastPredicate(PredicateBase):
     """sum(mean RGB of region) - sum(mean RGB of against) > min."""
     kind: Literal["contrast"]
-    frame: str
-    against: Region
-    min: float
+    frame: str = Field(description=FRAME)
+    against: Region = Field(description="The region compared with, x0, y0, x1, y1 as fractions of the frame.")
+    min: float = Field(description="How much brighter `region` must be: its R+G+B mean sum minus `against`'s "
+                       "(0–765 scale).")
 
 
 class StillPredicate(PredicateBase):
     """Every consecutive pair of frames differs by a mean absolute difference < max."""
     kind: Literal["still"]
-    frames: list[str] = Field(min_length=2)
-    max: float
+    frames: list[str] = Field(min_length=2, description="Two or more frames, in order.")
+    max: float = Field(description="The largest mean absolute difference (R, G, B, 0–255) allowed between consecutive "
+                       "frames inside `region`.")
 
 
 class DifferPredicate(PredicateBase):
     """frames[0] vs frames[1] differ by > min (and by > times x the baseline pair's difference)."""
     kind: Literal["differ"]
-    frames: list[str] = Field(min_length=2, max_length=2)
-    min: float
-    baseline: list[str] | None = Field(None, min_length=2, max_length=2)
-    times: float = 1.0
+    frames: list[str] = Field(min_length=2, max_length=2, description="The two frames compared (before, after).")
+    min: float = Field(description="Their mean absolute difference (R, G, B, 0–255) inside `region` must exceed it.")
+    baseline: list[str] | None = Field(None, min_length=2, max_length=2, description="Two frames showing how much "
+                                       "the scene changes on its own (e.g. with no input between them).")
+    times: float = Field(1.0, description="With `baseline`: the difference must also exceed times x the baseline's.")
 
 
 class CentroidPredicate(PredicateBase):
     """The centroid of the pixels matching rules moves along axis by > moves_min (fraction), then settles."""
     kind: Literal["centroid"]
     series: str = Field(description="A `sample` step's name: its frames in order.")
-    rules: list[str] = Field(min_length=1)
-    axis: Literal["x", "y"] = "y"
-    moves_min: float
-    settles_max: float = 1.0
-    min_share: float = 0.001
+    rules: list[str] = Field(min_length=1, description=RULES + " Applied to each pixel: the mask whose centroid moves.")
+    axis: Literal["x", "y"] = Field("y", description="The axis the centroid is followed along (y grows downwards).")
+    moves_min: float = Field(description="From the first frame to the last, the centroid must move by more than this "
+                             "fraction of the frame (positive: down or right).")
+    settles_max: float = Field(1.0, description="Between the last two frames it must move less than this fraction "
+                               "(it has come to rest).")
+    min_share: float = Field(0.001, description="The mask must cover at least this share of `region` in every frame.")
 
 
 class ProfilePredicate(PredicateBase):
     """Brightness along axis inside region swings by > peak_to_peak_min with >= crossings_min band crossings."""
     kind: Literal["profile"]
-    frame: str
-    axis: Literal["x", "y"] = "x"
-    peak_to_peak_min: float
-    crossings_min: int = 2
+    frame: str = Field(description=FRAME)
+    axis: Literal["x", "y"] = Field("x", description="The axis the brightness profile runs along (64 slices).")
+    peak_to_peak_min: float = Field(description="The profile's brightest slice minus its darkest ((R+G+B)/3, 0–255) "
+                                    "must exceed it.")
+    crossings_min: int = Field(2, description="At least this many crossings of the profile's mid level (beyond a "
+                               "15 % band): stripes, not one gradient.")
 
 
 Predicate = Annotated[Union[RegionPredicate, ContrastPredicate, StillPredicate, DifferPredicate,
@@ -176,13 +190,14 @@ class Step(Strict):
 
     capture: str | None = Field(None, description="Capture a frame under this name.")
     sample: str | None = Field(None, description="Capture `count` frames `every_ms` apart as <name>-0, <name>-1, ...")
-    count: int = Field(4, ge=2, le=20)
-    every_ms: int = Field(0, ge=0)
-    wait_ms: int | None = Field(None, ge=0, le=60000)
+    count: int = Field(4, ge=2, le=20, description="With `sample`: how many frames.")
+    every_ms: int = Field(0, ge=0, description="With `sample`: each frame at least this long after the previous began "
+                          "(0: as fast as frames can be captured).")
+    wait_ms: int | None = Field(None, ge=0, le=60000, description="Wait this long (ms), e.g. for an animation to run.")
     press: str | None = Field(None, description="A key, as Playwright names it: Space, Digit3, KeyA, ArrowLeft.")
     click: tuple[float, float] | None = Field(None, description="x, y as fractions of the viewport (focuses a canvas).")
     drag: Region | None = Field(None, description="x0, y0 -> x1, y1 as fractions of the viewport, left button.")
-    drag_steps: int = Field(12, ge=1, le=100)
+    drag_steps: int = Field(12, ge=1, le=100, description="With `drag`: the mouse moves in this many steps.")
     reload: bool = Field(False, description="Reload the page, then wait until it is ready again.")
     fresh_load: bool = Field(False, description="Close the page and open the URL in a new one (same storage).")
 
@@ -204,16 +219,18 @@ class BrowserCheck(CheckBase):
 
     kind: Literal["browser"]
     build: str | None = Field(None, description="Shell command run in /workspace first (e.g. `bunx shallot build`).")
-    build_timeout_s: int = Field(240, ge=1)
+    build_timeout_s: int = Field(240, ge=1, description="Wall clock for `build`; past it the check fails.")
     serve: str = Field(description="Folder, relative to the workspace, served as static files on 127.0.0.1.")
     path: str = Field("/", description="URL path opened on the server.")
     ready: Literal["signal-or-stable", "signal-or-structured"] = Field(
         "signal-or-stable", description="Readiness: window.__harness.ready, else two identical structured frames "
         "(stable) or the first structured frame (for scenes that move on their own).")
-    ready_timeout_s: int = Field(90, ge=1)
+    ready_timeout_s: int = Field(90, ge=1, description="How long the page may take to become ready (each load).")
     timeout_s: int = Field(300, ge=1, description="Wall clock for the whole check, build included.")
-    steps: list[Step] = Field(min_length=1)
-    predicates: list[Predicate] = Field(min_length=1)
+    steps: list[Step] = Field(min_length=1, description="What to do on the ready page, in order: capture frames, "
+                              "press keys, click, drag, wait, reload.")
+    predicates: list[Predicate] = Field(min_length=1, description="Pixel predicates over the captured frames, decided "
+                                        "on the host; every one must hold.")
 
     @field_validator("serve")
     @classmethod
@@ -264,7 +281,8 @@ class AlliumDistillCheck(AlliumCheck):
     """A distilled Allium spec against a golden manifest: recall, confabulation, exclusions, structure."""
 
     kind: Literal["allium-distill"]
-    manifest: str = "manifest.toml"
+    manifest: str = Field("manifest.toml", description="The distill manifest, a file under goldens/<case>/ (read on "
+                          "the host only): what a faithful spec of the fixture contains, and must not.")
     thresholds: DistillThresholds | None = Field(
         None, description="Bounds this gate sets; any left out keep the manifest's quality_pass (itself the seed's).")
 
@@ -273,7 +291,8 @@ class AlliumWeedCheck(AlliumCheck):
     """A weed findings report against the planted divergences: divergence recall and false positives."""
 
     kind: Literal["allium-weed"]
-    manifest: str = "divergences.toml"
+    manifest: str = Field("divergences.toml", description="The divergence list, a file under goldens/<case>/ (read "
+                          "on the host only): the planted divergences and the judgement calls excused.")
     thresholds: WeedThresholds | None = Field(
         None, description="Bounds this gate sets; any left out keep the divergence list's gate (itself the seed's).")
 
@@ -295,7 +314,7 @@ class CompileCheck(CheckBase):
     strict: bool = Field(True, description="TypeScript's strict mode.")
     max_files: int = Field(200, ge=1, le=5000, description="The most source files typechecked; more is FAIL.")
     max_kb: int = Field(1024, ge=1, le=65536, description="The most source bytes (KiB, all files); more is FAIL.")
-    timeout_s: int = Field(180, ge=1)
+    timeout_s: int = Field(180, ge=1, description="Wall clock for the typecheck; past it the check fails.")
 
     @field_validator("root")
     @classmethod
@@ -350,7 +369,8 @@ class GateSpec(Strict):
     """goldens/<id>/gate.toml: the withheld checks. The agent never sees this file."""
 
     image: str | None = Field(None, description="Grader image; defaults to the case's image.")
-    timeout_s: int = Field(600, ge=1, description="Wall clock for the whole grading container.")
+    timeout_s: int = Field(600, ge=1, description="Wall clock for the whole gate, every check together; a check not "
+                           "reached in it fails.")
     checks: list[Check] = Field(default_factory=list, description="Shared checks: every trial (every track) runs them.")
     tracks: dict[str, TrackGate] = Field(
         default_factory=dict, description="Per authoring track (case.toml `tracks`): its own checks and grader image.")

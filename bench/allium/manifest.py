@@ -116,14 +116,15 @@ class Exclusions(Strict):
 class DistillThresholds(Strict):
     """quality_pass: every bound must hold. Defaults are the seed's gate."""
 
-    entity_recall: float = Field(1.0, ge=0, le=1)
-    state_recall: float = Field(0.9, ge=0, le=1)
-    transition_recall: float = Field(0.9, ge=0, le=1)
-    rule_recall: float = Field(0.8, ge=0, le=1)
-    boundary_recall: float | None = Field(None, ge=0, le=1, description="None: reported, not gated (the seed's choice).")
-    config_recall: float | None = Field(None, ge=0, le=1, description="None: reported, not gated.")
+    entity_recall: float = Field(1.0, ge=0, le=1, description="Share of the manifest's entities the spec declares.")
+    state_recall: float = Field(0.9, ge=0, le=1, description="Share of the matched entities' states it names.")
+    transition_recall: float = Field(0.9, ge=0, le=1, description="Share of their transitions it states.")
+    rule_recall: float = Field(0.8, ge=0, le=1, description="Share of the manifest's rules it states (by fingerprint).")
+    boundary_recall: float | None = Field(None, ge=0, le=1, description="Unset: reported, not gated (the seed's choice).")
+    config_recall: float | None = Field(None, ge=0, le=1, description="Unset: reported, not gated.")
     max_confabulations: int = Field(0, ge=0, description="Spurious states plus transitions on matched entities.")
-    max_exclusion_violations: int = Field(0, ge=0)
+    max_exclusion_violations: int = Field(0, ge=0, description="How many words of the spec's normative text may "
+                                          "start with a term the manifest's exclusions forbid.")
 
 
 class DistillManifest(Strict):
@@ -169,8 +170,9 @@ class JudgementCall(Strict):
 class WeedThresholds(Strict):
     """The weed gate. Defaults are the seed's: recall >= 0.8 with at most 1 false positive."""
 
-    divergence_recall: float = Field(0.8, ge=0, le=1)
-    max_false_positives: int = Field(1, ge=0)
+    divergence_recall: float = Field(0.8, ge=0, le=1, description="Share of the planted divergences the report finds.")
+    max_false_positives: int = Field(1, ge=0, description="Findings that match no planted divergence and no excused "
+                                     "judgement call.")
 
 
 class WeedManifest(Strict):
