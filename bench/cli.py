@@ -22,6 +22,7 @@ from . import __version__
 from .cli_common import console, err, project as _project, results_option
 from .cli_options import agent_options, by_name, ca_bundle_option, run_options
 from .cli_assess import assess_cmd
+from .cli_docs import docs_cmd
 from .cli_init import init_cmd
 from .cli_external import check_answers_cmd, finish_run, grade_cmd, no_verdict_on_fault, setup_cmd
 from .cli_json import emit, json_option
@@ -332,6 +333,7 @@ def report(label: str, results: Path) -> None:
 for command in (verify_provenance, keys, compare_cmd, metrics_cmd):
     cli.add_command(command)
 cli.add_command(assess_cmd)
+cli.add_command(docs_cmd)
 cli.add_command(init_cmd)
 cli.add_command(setup_cmd)
 cli.add_command(grade_cmd)
