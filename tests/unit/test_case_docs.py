@@ -106,3 +106,13 @@ def test_bench_docs_writes_and_check_says_when_stale(bench, project):
     bench("docs", root=project, check_rc=0)
     assert (project / "docs" / "cases.md").read_text(encoding="utf-8") == case_docs.render(Project(project))
     assert bench("docs", "--check", root=project, check_rc=0).stdout.startswith("ok")
+
+
+def test_bench_docs_json(bench, project):
+    import json
+
+    stale = bench("docs", "--check", "--json", root=project)
+    assert stale.returncode == 1 and json.loads(stale.stdout) == {"check": True, "path": "docs/cases.md", "stale": True}
+    wrote = json.loads(bench("docs", "--json", root=project, check_rc=0).stdout)
+    assert wrote == {"check": False, "wrote": str(project / "docs" / "cases.md")}
+    assert json.loads(bench("docs", "--check", "--json", root=project, check_rc=0).stdout)["stale"] is False
