@@ -157,3 +157,46 @@ def test_cli_prints_every_problem_on_its_own_line_and_exits_2(bench, project):
     assert "field 'seat': Input should be 'none', 'software' or 'gpu' (got 'laptop')" in bad[1]
     assert "ok   hello" not in done.stdout and "ok   red-box" in done.stdout
     assert "warn weed-courier: " in done.stdout  # a warning is printed and does not fail by itself
+
+
+def _folder(path):
+    path.unlink()
+    path.mkdir()
+
+
+BAD = {  # what to break -> the line `bench cases validate` must print for it
+    "gate.toml a folder": (lambda p: _folder(p / "goldens/hello/gate.toml"),
+                           "bad  hello: goldens/hello/gate.toml: field '(file)': is a folder, not a file"),
+    "case.toml Latin-1": (lambda p: (p / "cases/hello/case.toml").write_bytes(b'title = "caf\xe9"\n'),
+                          "bad  hello: cases/hello/case.toml: field '(encoding)': not UTF-8 text (byte 12) — save it as "
+                          "UTF-8"),
+    "gate image": (lambda p: edit(p / "goldens/hello/gate.toml", "[[checks]]", 'image = "nope"\n[[checks]]'),
+                   "bad  hello: goldens/hello/gate.toml: field 'image': no image 'nope' under images/"),
+    "no solution": (lambda p: shutil.rmtree(p / "goldens/hello/solution"),
+                    "bad  hello: goldens/hello/solution: field 'solution/': does not exist — add the reference solution"),
+    "context a file": (lambda p: (p / "cases/hello/context").mkdir() or (p / "cases/hello/context/default").touch(),
+                       "bad  hello: cases/hello/context/default: field 'arms': context for arm 'default' is not a folder"),
+    "missing skill": (lambda p: edit(p / "cases/thermostat-core/case.toml", '"update-core"', '"gone"'),
+                      "bad  thermostat-core@zig: cases/thermostat-core/case.toml: field 'tracks.zig.skills': no skill "
+                      "'gone'"),
+    "missing withheld": (lambda p: (p / "goldens/thermostat-core/tracks/zig/harness.zig").unlink(),
+                         "bad  thermostat-core@zig: goldens/thermostat-core/gate.toml: field "
+                         "'tracks.zig.checks.0.withheld': 'tracks/zig/harness.zig' does not exist"),
+    "answer.toml": (lambda p: (p / "goldens/hello/answers/correct/answer.toml").write_text('expect = "MAYBE"\n'),
+                    "bad  hello: goldens/hello/answers/correct/answer.toml: field 'expect': Input should be 'PASS' or "
+                    "'FAIL' (got 'MAYBE')"),
+}
+
+
+@pytest.mark.parametrize("bad", BAD)
+def test_each_bad_input_is_one_line_naming_file_field_and_fix_and_exit_2(bad, project, monkeypatch):
+    from click.testing import CliRunner
+
+    from bench.cli import cli
+
+    breaks, line = BAD[bad]
+    breaks(project)
+    monkeypatch.setenv("BENCH_ROOT", str(project))
+    done = CliRunner().invoke(cli, ["cases", "validate"], catch_exceptions=False)
+    assert done.exit_code == 2, done.output
+    assert line in done.output, done.output
