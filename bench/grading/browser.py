@@ -153,7 +153,8 @@ def judge(ctx: GradeContext, check: BrowserCheck, report: dict, frames_tar: Path
         return CheckResult(passed=False, detail=report["failed"], **base)
     pngs = read_frames(frames_tar, report.get("frames", {}))
     decoded = {name: decode(png) for name, png in pngs.items()}
-    results = [pixels.evaluate(spec.model_dump(), decoded, report.get("series", {})) for spec in check.predicates]
+    results = [{**pixels.evaluate(spec.model_dump(), decoded, report.get("series", {})), **where(spec.model_dump())}
+               for spec in check.predicates]
     out_dir = ctx.artifacts / slug(check.name)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in dict.fromkeys(n for r in results for n in r["frames"]):
@@ -166,6 +167,14 @@ def judge(ctx: GradeContext, check: BrowserCheck, report: dict, frames_tar: Path
         lines.append(f"seat: {report['seat'].get('class')} ({report['seat'].get('adapter')})")
     log_line(ctx, f"[{'FAIL' if failed else 'pass'}] {check.name} (browser)\n" + "\n".join(lines) + "\n")
     return CheckResult(passed=not failed, detail="\n".join(lines), predicates=results, **base)
+
+
+def where(spec: dict) -> dict:
+    """The boxes a predicate measured (region, and against for contrast), as fractions of the frame.
+
+    Recorded with its numbers because the gate is withheld from results: a viewer draws them on
+    the saved frames from result.json alone, so a reader sees where on the page the gate looked."""
+    return {key: list(spec[key]) for key in ("region", "against") if spec.get(key) is not None}
 
 
 def read_frames(frames_tar: Path, files: dict[str, str]) -> dict[str, bytes]:
