@@ -28,6 +28,7 @@ from .cli_external import check_answers_cmd, finish_run, grade_cmd, no_verdict_o
 from .cli_json import emit, json_option
 from .cli_metrics import metrics_cmd
 from .cli_provenance import compare_cmd, keys, verify_provenance
+from .cli_view import report_cmd, view_cmd
 from .errors import BenchError
 from .exit_status import HELP
 
@@ -319,18 +320,7 @@ def schema(check: bool, as_json: bool) -> None:
     sys.exit(1 if check and stale else 0)
 
 
-@cli.command("report")
-@click.argument("label")
-@results_option("Where the label name is looked up (a path works as well).", needs_project=False)
-def report(label: str, results: Path) -> None:
-    """Write LABEL's report.html: pass-rate chart, every trial, every saved frame."""
-    from .compare import resolve_label
-    from .report import render
-
-    console.print(f"wrote {render(resolve_label(label, results))}")
-
-
-for command in (verify_provenance, keys, compare_cmd, metrics_cmd):
+for command in (verify_provenance, keys, compare_cmd, metrics_cmd, view_cmd, report_cmd):
     cli.add_command(command)
 cli.add_command(assess_cmd)
 cli.add_command(docs_cmd)
