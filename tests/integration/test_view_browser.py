@@ -1,0 +1,103 @@
+"""bench view's bundle in a real Chromium (Debian's, in the seat image, driven by Playwright there).
+
+The host has no browser; the seat image does. The bundle is written here with
+`bench view --bundle`, mounted read-only, and opened from file:// with networking off:
+the pages must load with no console errors (a missing asset or a script error would
+show), the label page's numbers must be the records', the trials filter must change
+the visible rows and put its state in the URL hash, and the compare page must show
+`bench compare`'s verdict. Screenshots land in the test's tmp folder; look at them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench.cli import cli
+from bench.stats import wilson_interval
+from tests.unit.test_compare import write_label
+
+pytestmark = [pytest.mark.docker, pytest.mark.browser]
+
+DRIVER = r'''
+import json, sys
+from playwright.sync_api import sync_playwright
+
+SITE = "file:///site/"
+found = {"errors": [], "pages": {}}
+with sync_playwright() as p:
+    browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-dev-shm-usage"])
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.on("console", lambda m: m.type == "error" and found["errors"].append(m.text))
+    page.on("pageerror", lambda e: found["errors"].append(str(e)))
+    page.on("requestfailed", lambda r: found["errors"].append("failed " + r.url))
+    for name, path in [("index", "index.html"), ("label", "label/lbl/index.html"),
+                       ("compare", "compare/base--lbl.html")]:
+        page.goto(SITE + path)
+        page.screenshot(path=f"/out/{name}.png", full_page=True)
+        found["pages"][name] = {"title": page.title(), "css": page.evaluate(
+            "getComputedStyle(document.querySelector('nav')).backgroundColor")}
+    page.goto(SITE + "label/lbl/index.html")
+    rows = "#trials tbody tr:not([hidden])"
+    found["all_rows"] = page.locator(rows).count()
+    found["wilson"] = page.locator("#arms .wilson .exact").first.text_content()
+    page.select_option("select[name=verdict]", "FAIL")
+    found["fail_rows"] = page.locator(rows).count()
+    found["hash"] = page.evaluate("location.hash")
+    page.screenshot(path="/out/label-filtered.png", full_page=True)
+    page.goto(SITE + "label/lbl/index.html#verdict=PASS")
+    page.reload()
+    found["deep_link_rows"] = page.locator(rows).count()
+    found["deep_link_select"] = page.locator("select[name=verdict]").input_value()
+    page.locator("#trials thead th", has_text="verdict").click()
+    page.goto(SITE + "compare/base--lbl.html")
+    found["verdict"] = page.locator("#verdict").text_content().strip()
+    browser.close()
+print(json.dumps(found))
+'''
+
+
+@pytest.fixture(scope="module")
+def seat_tag(docker_client) -> str:
+    from bench.images import Images
+    from bench.paths import Project
+
+    tag = Images(docker_client, Project(Path(__file__).resolve().parents[2])).tag("seat")
+    if not docker_client.images.list(name=tag):
+        pytest.skip(f"{tag} is not built here: `bench images build seat`")
+    return tag
+
+
+def test_bundle_pages_load_filter_and_compare_in_chromium(tmp_path: Path, docker_client, seat_tag: str):
+    results = tmp_path / "results"
+    write_label(results, "base", ["PASS", "PASS", "PASS", "PASS"])
+    write_label(results, "lbl", ["PASS", "FAIL", "PASS", "ERROR", "FAIL"])
+    site, out = tmp_path / "site", tmp_path / "shots"
+    run = CliRunner().invoke(cli, ["view", "--bundle", str(site), str(results)], catch_exceptions=False)
+    assert run.exit_code == 0, run.output
+    out.mkdir()
+    out.chmod(0o777)
+    (tmp_path / "driver.py").write_text(DRIVER)
+    container = docker_client.containers.run(
+        seat_tag, ["python3", "/driver/driver.py"], entrypoint=[], network_mode="none", detach=True,
+        volumes={str(site): {"bind": "/site", "mode": "ro"}, str(out): {"bind": "/out", "mode": "rw"},
+                 str(tmp_path / "driver.py"): {"bind": "/driver/driver.py", "mode": "ro"}})
+    try:
+        status = container.wait(timeout=180)
+        logs = container.logs(stdout=True, stderr=False).decode()
+        assert status["StatusCode"] == 0, container.logs().decode()[-4000:]
+    finally:
+        container.remove(force=True)
+    found = json.loads(logs.strip().splitlines()[-1])
+    assert found["errors"] == []
+    assert all(p["css"] == "rgb(243, 243, 243)" for p in found["pages"].values())  # view.css loaded everywhere
+    low, high = wilson_interval(2, 4)
+    assert found["wilson"] == f"({low:.4f}–{high:.4f})"
+    assert (found["all_rows"], found["fail_rows"], found["hash"]) == (5, 2, "#verdict=FAIL")
+    assert (found["deep_link_rows"], found["deep_link_select"]) == (2, "PASS")
+    assert found["verdict"] == "GUARDRAIL BROKEN (exit 1)"  # pass: a FAIL where the baseline never failed
+    for name in ("index", "label", "label-filtered", "compare"):
+        assert (out / f"{name}.png").stat().st_size > 1000
