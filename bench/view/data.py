@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from ..authoring_metrics import AuthoringMetrics
 from ..errors import RecordError
 from ..label_check import integrity
 from ..models import Verdict
@@ -50,6 +51,7 @@ class Label:
     signature: str = "unsigned"
     findings: list[tuple[str, str]] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    authoring: AuthoringMetrics | None = None  # `bench metrics`' derived view, when it was written
 
     @property
     def name(self) -> str:
@@ -109,7 +111,18 @@ def load_label(folder: Path, trusted: dict) -> Label:
         groups.setdefault((t.result.case, t.result.arm), []).append(t.result)
     arms = [summarize_arm(case, arm, group) for (case, arm), group in sorted(groups.items())]
     signature, findings = integrity(paths, trusted)
-    return Label(paths, trials, arms, signature.status, findings, unreadable)
+    return Label(paths, trials, arms, signature.status, findings, unreadable, _authoring(paths, unreadable))
+
+
+def _authoring(paths: RunPaths, unreadable: list[str]) -> AuthoringMetrics | None:
+    """authoring-metrics.json (unsigned, recomputable from the signed transcripts); an unreadable one is named."""
+    if not paths.authoring_metrics.is_file():
+        return None
+    try:
+        return read_record(paths.authoring_metrics, AuthoringMetrics, f"rerun `bench metrics {paths.label}`")
+    except RecordError as exc:
+        unreadable.append(f"authoring-metrics.json: {exc}")
+        return None
 
 
 def shared_cases(a: Label, b: Label) -> bool:

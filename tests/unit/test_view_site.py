@@ -146,3 +146,22 @@ def test_pages_link_relatively_and_load_nothing_from_the_network(tmp_path: Path)
     for page in site.rglob("*.html"):
         text = page.read_text()
         assert "http://" not in text and "https://" not in text and 'href="/' not in text and 'src="/' not in text
+
+
+def test_authoring_metrics_show_on_the_label_page_when_bench_metrics_wrote_them(tmp_path: Path):
+    from datetime import datetime, timezone
+
+    from bench.authoring_metrics import AuthoringMetrics, GroupAuthoring
+
+    results = tmp_path / "results"
+    write_label(results, "lbl", ["PASS"])
+    group = GroupAuthoring(case="c", track=None, arm="default", trials=1, transcripts=1, task_pass=1, task_valid=1,
+                           first_pass=1, first_pass_of=1, first_pass_rate=1.0, green=1, retries_to_green_mean=0.5,
+                           failing_runs=2, teaching_errors=3, generated_lines=40, failing_runs_per_kloc=50.0,
+                           teaching_errors_per_kloc=75.0)
+    found = AuthoringMetrics(label="lbl", created_at=datetime(2026, 1, 2, tzinfo=timezone.utc), groups=[group],
+                             tracks=[], trials=[], notes=[f"note {HOSTILE}"])
+    RunPaths(results / "lbl").authoring_metrics.write_text(found.model_dump_json())
+    page = (bundle(results, tmp_path) / "label" / "lbl" / "index.html").read_text()
+    assert "Authoring metrics" in page and "<td>0.5</td>" in page and "<td>75</td>" in page
+    assert HOSTILE not in page and "does not verify" not in page  # a derived view, outside the signature
