@@ -23,7 +23,6 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from pydantic import ValidationError
 
 from ..gates.browser import slug
-from ..models import Provenance
 from ..paths import Project, is_project
 from ..result_models import CheckResult, TrialResult
 from . import transcript_view, workspace_view
@@ -81,16 +80,17 @@ def environment() -> Environment:
 def collect(trial_dir: Path, files: Path, href: str, context: dict) -> dict:
     """Everything the template shows, read from the trial folder; assets copied into ``files``."""
     result, result_problem = _record(trial_dir / "result.json", TrialResult)
-    provenance, _ = _record(trial_dir / "provenance.json", Provenance)  # for the starting workspace
+    provenance_text, provenance = _json(trial_dir / "provenance.json")
     checks = [check_view(c, trial_dir, files, href) for c in (result.checks if result else [])]
     raw = _copy_raw(trial_dir, files, href)
     return {
-        "root": context.get("root", ""), "banner": context.get("banner"), "label": context.get("label"), "title": _title(trial_dir, result),
-        "result": result, "result_problem": result_problem, "checks": checks, "raw": raw,
+        "root": context.get("root", ""), "banner": context.get("banner"), "label": context.get("label"),
+        "title": _title(trial_dir, result), "result": result, "result_problem": result_problem, "checks": checks, "raw": raw,
         "transcript": transcript_view.load(trial_dir),
         "gate_log": _read_log(trial_dir / "gate.log"), "logs": _logs(trial_dir),
-        "workspace": workspace_view.load(trial_dir, _project(trial_dir, context), provenance),
-        **provenance_view(trial_dir / "provenance.json"),
+        "workspace": workspace_view.load(trial_dir, _project(trial_dir, context),
+                                         workspace_view.Start.of(provenance)),
+        **provenance_view(provenance_text, provenance),
     }
 
 
@@ -224,17 +224,22 @@ def _copy_frame(png: Path, name: str, files: Path, href: str, check: str) -> Fra
 # --- provenance ------------------------------------------------------------------------------
 
 
-def provenance_view(path: Path) -> dict:
-    """provenance.json pretty-printed line by line, the seat's lines marked, and the seat itself (read from the
-    JSON as it is, so a record this version cannot validate still shows who graded it)."""
-    if not path.is_file():
-        return {"provenance_lines": [], "seat": None}
-    text = path.read_text(encoding="utf-8", errors="replace")
+def _json(path: Path) -> tuple[str, object]:
+    """A record's text and its parsed JSON (None when missing or not JSON)."""
+    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
     try:
-        data = json.loads(text)
+        return text, json.loads(text) if text else None
     except ValueError:
+        return text, None
+
+
+def provenance_view(text: str, data: object) -> dict:
+    """provenance.json pretty-printed line by line with the seat's lines marked, and the seat itself. Read as
+    JSON, not as the model, so a record this version cannot validate still shows who graded it; the site's
+    banner says when a label does not verify."""
+    if not isinstance(data, dict):
         return {"provenance_lines": [(line, False) for line in text.splitlines()], "seat": None}
-    seat = data.get("seat") if isinstance(data, dict) and isinstance(data.get("seat"), dict) else None
+    seat = data.get("seat") if isinstance(data.get("seat"), dict) else None
     marked, inside = [], False
     for line in json.dumps(data, indent=2, ensure_ascii=False).splitlines():
         starts = line.startswith('  "seat": ')

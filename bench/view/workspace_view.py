@@ -19,7 +19,6 @@ from pathlib import Path
 
 from ..cases import load_case
 from ..errors import BenchError
-from ..models import Provenance
 from ..paths import Project
 from ..staging import stage_layers
 
@@ -84,17 +83,35 @@ def read_tar(path: Path) -> tuple[list[FileEntry], dict[str, bytes], str]:
     return entries, contents, ""
 
 
-def starting_tree(project: Project | None, provenance: Provenance | None) -> tuple[dict[str, bytes | None], str]:
+@dataclass(frozen=True)
+class Start:
+    """What provenance.json says the trial started from: the case, its visible hash, the arm's context."""
+
+    case: str
+    visible_hash: str
+    context: str | None = None
+
+    @classmethod
+    def of(cls, provenance: object) -> "Start | None":
+        """From provenance.json as parsed JSON (a record too old or new to validate still names its case)."""
+        case = provenance.get("case") if isinstance(provenance, dict) else None
+        if not isinstance(case, dict) or not case.get("id") or not case.get("visible_hash"):
+            return None
+        arm = provenance.get("arm_spec") if isinstance(provenance.get("arm_spec"), dict) else {}
+        return cls(str(case["id"]), str(case["visible_hash"]), arm.get("context"))
+
+
+def starting_tree(project: Project | None, start: Start | None) -> tuple[dict[str, bytes | None], str]:
     """path -> bytes (None when too big to diff) of the workspace the trial started from, or a reason it is not
     available: no project, no provenance, or a case that changed since the trial ran."""
-    if project is None or provenance is None:
+    if project is None or start is None:
         return {}, "the starting workspace is not available (no project or provenance to rebuild it from)"
     try:
-        case = load_case(project, provenance.case.id)
-        if case.visible_hash() != provenance.case.visible_hash:
+        case = load_case(project, start.case)
+        if case.visible_hash() != start.visible_hash:
             return {}, (f"the starting workspace is not available: case {case.id} changed since this trial "
-                        f"(visible hash {case.visible_hash()} != recorded {provenance.case.visible_hash})")
-        layers, _ = stage_layers(case, provenance.arm_spec.context if provenance.arm_spec else None)
+                        f"(visible hash {case.visible_hash()} != recorded {start.visible_hash})")
+        layers, _ = stage_layers(case, start.context)
     except BenchError as exc:
         return {}, f"the starting workspace is not available: {exc}"
     tree: dict[str, bytes | None] = {}
@@ -134,7 +151,7 @@ def _text_diff(name: str, before: bytes | None, after: bytes | None) -> tuple[st
     return "\n".join(lines[:DIFF_MAX_LINES]), note
 
 
-def load(trial_dir: Path, project: Project | None, provenance: Provenance | None) -> Workspace:
+def load(trial_dir: Path, project: Project | None, start: Start | None) -> Workspace:
     """The workspace section of a trial page."""
     tar = trial_dir / "workspace.tar"
     if not tar.is_file():
@@ -143,8 +160,8 @@ def load(trial_dir: Path, project: Project | None, provenance: Provenance | None
     shown = Workspace(entries=entries[:LIST_MAX_ENTRIES], problem=problem)
     if len(entries) > LIST_MAX_ENTRIES:
         shown.listing_note = f"only the first {LIST_MAX_ENTRIES:,} of {len(entries):,} entries are listed"
-    start, shown.start_problem = starting_tree(project, provenance)
+    tree, shown.start_problem = starting_tree(project, start)
     if not shown.start_problem:
         files = {e.name for e in entries if e.kind == "file"}
-        shown.diffs, shown.unchanged = diff_trees(start, contents, files)
+        shown.diffs, shown.unchanged = diff_trees(tree, contents, files)
     return shown

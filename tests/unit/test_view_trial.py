@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from bench.cases import load_case
+from bench.init import init_project
+from bench.paths import Project
 from bench.view.trial import render_trial
 from bench.view.workspace_view import diff_trees, read_tar
 
@@ -135,6 +138,30 @@ def test_workspace_lists_links_as_links_and_escapes_names(tmp_path):
     assert "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;.txt" in html and SCRIPT not in html
     assert "<td>hello.txt</td><td>file</td><td>14</td>" in html
     assert "the starting workspace is not available" in html  # no project above results/ here
+
+
+def _project_trial(tmp: Path, visible_hash: str | None = None) -> Path:
+    """A trial of the template project's hello case, its results inside the project as `bench run` writes them."""
+    project = tmp / "proj"
+    init_project(project)
+    case = load_case(Project(project), "hello")
+    folder = project / "results" / "lbl" / "hello" / "bare" / "trial-1"
+    folder.mkdir(parents=True)
+    (folder / "result.json").write_text(json.dumps(_result(case="hello")))
+    provenance = {"case": {"id": "hello", "visible_hash": visible_hash or case.visible_hash()}, "arm": "bare"}
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    _workspace_tar(folder / "workspace.tar")
+    return folder
+
+
+def test_the_diff_is_from_the_cases_workspace_while_its_hash_matches(tmp_path):
+    folder = _project_trial(tmp_path)
+    html = _render(folder, tmp_path)
+    assert "<summary>removed: README.md</summary>" in html  # the case's workspace/README.md, gone at the end
+    assert "<summary>added: hello.txt</summary>" in html and "+Hello, world!" in html
+    assert "secrets" not in html.split("Changes from the starting workspace")[1]  # a link is no file to diff
+    changed = _render(_project_trial(tmp_path / "again", visible_hash="sha256:0"), tmp_path / "again")
+    assert "the starting workspace is not available: case hello changed since this trial" in changed
 
 
 def test_diff_against_the_start():
