@@ -7,6 +7,7 @@ renderer as --bundle, so there is one way pages are made (bench/view/site.py).
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -59,12 +60,20 @@ def serve(site: Path, port: int, open_browser: bool) -> None:
     with ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
         url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
         console.print(f"bench view at {url} (Ctrl-C stops it)")
-        if open_browser:
-            import webbrowser
-
-            if not webbrowser.open(url):
-                console.print("no browser found here; open the URL above")
+        if open_browser and not _open(url):
+            console.print("no graphical browser here; open the URL above")
         server.serve_forever()
+
+
+def _open(url: str) -> bool:
+    """Open ``url`` in a graphical browser. Without a display (ssh, CI) Python's webbrowser would fall back to
+    a console browser that takes over this terminal, so there the URL alone is printed."""
+    import os
+    import webbrowser
+
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return False
+    return webbrowser.open(url)
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):

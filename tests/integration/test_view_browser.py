@@ -52,7 +52,14 @@ with sync_playwright() as p:
     page.reload()
     found["deep_link_rows"] = page.locator(rows).count()
     found["deep_link_select"] = page.locator("select[name=verdict]").input_value()
-    page.locator("#trials thead th", has_text="verdict").click()
+    page.goto(SITE + "label/lbl/index.html")
+    page.reload()
+    header = page.locator("#trials thead th", has_text="verdict")
+    first = "#trials tbody tr:first-child td:nth-child(5)"
+    header.click()
+    found["sorted"] = [page.locator(first).text_content().strip()]
+    header.click()
+    found["sorted"].append(page.locator(first).text_content().strip())
     page.goto(SITE + "compare/base--lbl.html")
     found["verdict"] = page.locator("#verdict").text_content().strip()
     browser.close()
@@ -98,6 +105,7 @@ def test_bundle_pages_load_filter_and_compare_in_chromium(tmp_path: Path, docker
     assert found["wilson"] == f"({low:.4f}–{high:.4f})"
     assert (found["all_rows"], found["fail_rows"], found["hash"]) == (5, 2, "#verdict=FAIL")
     assert (found["deep_link_rows"], found["deep_link_select"]) == (2, "PASS")
+    assert found["sorted"] == ["ERROR", "PASS"]  # a header click sorts, a second reverses
     assert found["verdict"] == "GUARDRAIL BROKEN (exit 1)"  # pass: a FAIL where the baseline never failed
     for name in ("index", "label", "label-filtered", "compare"):
         assert (out / f"{name}.png").stat().st_size > 1000

@@ -165,3 +165,25 @@ def test_authoring_metrics_show_on_the_label_page_when_bench_metrics_wrote_them(
     page = (bundle(results, tmp_path) / "label" / "lbl" / "index.html").read_text()
     assert "Authoring metrics" in page and "<td>0.5</td>" in page and "<td>75</td>" in page
     assert HOSTILE not in page and "does not verify" not in page  # a derived view, outside the signature
+
+
+def test_bench_view_serves_the_pages_on_localhost_and_prints_the_url(tmp_path: Path):
+    import os
+    import subprocess
+    import urllib.request
+
+    results = tmp_path / "results"
+    write_label(results, "lbl", ["PASS"])
+    env = {**os.environ, "DISPLAY": "", "WAYLAND_DISPLAY": ""}
+    server = subprocess.Popen([sys.executable, "-m", "bench.cli", "view", str(results), "--port", "0"],
+                              stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        line = server.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/index\.html", line).group(0)
+        assert "lbl" in urllib.request.urlopen(url, timeout=10).read().decode()
+        page = urllib.request.urlopen(url.replace("index.html", "label/lbl/index.html"), timeout=10).read().decode()
+        assert "pass@1" in page
+        assert "no graphical browser here" in server.stdout.readline()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
