@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..authoring_metrics import AuthoringMetrics
 from ..errors import RecordError
-from ..label_check import integrity
+from ..label_check import integrity, trial_folders
+from ..provenance import _load_provenance, check_manifest
 from ..models import Verdict
 from ..paths import RunPaths, TrialPaths
 from ..readback import read_record, rerun_fix
@@ -111,7 +112,24 @@ def load_label(folder: Path, trusted: dict) -> Label:
         groups.setdefault((t.result.case, t.result.arm), []).append(t.result)
     arms = [summarize_arm(case, arm, group) for (case, arm), group in sorted(groups.items())]
     signature, findings = integrity(paths, trusted)
+    findings += trial_findings(paths)
     return Label(paths, trials, arms, signature.status, findings, unreadable, _authoring(paths, unreadable))
+
+
+def trial_findings(paths: RunPaths) -> list[tuple[str, str]]:
+    """verify-provenance's per-trial checks that need nothing but the label: each file against its manifest, a
+    provenance.json present and readable, a harness that was not dirty. The checks against this machine's
+    project and engine (case and goldens hashes today, image IDs) are left to `bench verify-provenance`: the
+    viewer also shows labels copied from elsewhere, away from their project."""
+    found = []
+    for trial in trial_folders(paths):
+        where = trial.dir.relative_to(paths.dir).as_posix()
+        problems = check_manifest(trial)
+        provenance, problem = _load_provenance(trial)
+        problems += [problem] if provenance is None else \
+            ["harness was dirty (uncommitted changes) when recorded"] if provenance.harness.dirty else []
+        found += [(where, what) for what in problems]
+    return found
 
 
 def _authoring(paths: RunPaths, unreadable: list[str]) -> AuthoringMetrics | None:

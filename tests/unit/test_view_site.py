@@ -187,3 +187,12 @@ def test_bench_view_serves_the_pages_on_localhost_and_prints_the_url(tmp_path: P
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_a_file_added_to_a_trial_after_recording_is_named_in_the_banner(tmp_path: Path):
+    results = tmp_path / "results"
+    write_label(results, "lbl", ["PASS"])
+    RunPaths(results / "lbl").trial("c", "default", 1).named("extra.txt").write_text("added later")
+    page = (bundle(results, tmp_path) / "label" / "lbl" / "index.html").read_text()
+    assert "lbl does not verify" in page
+    assert "extra.txt: present but not in the manifest (added after recording)" in page
