@@ -45,6 +45,7 @@ class Box:
     width: str
     height: str
     against: bool = False
+    stack: int = 0  # how many boxes with the same place come before it: its label goes below theirs
 
 
 @dataclass
@@ -207,9 +208,13 @@ def _add_boxes(frame: Frame, predicate: dict) -> None:
     if predicate.get("region") is None:
         frame.note = "regions not recorded (result.json from before they were)"
         return
-    frame.boxes.append(box(label, passed, predicate["region"]))
+    drawn = [box(label, passed, predicate["region"])]
     if predicate.get("against") is not None:
-        frame.boxes.append(box(f"{label} (against)", passed, predicate["against"], against=True))
+        drawn.append(box(f"{label} (against)", passed, predicate["against"], against=True))
+    for new in drawn:
+        new.stack = sum((b.left, b.top, b.width, b.height) == (new.left, new.top, new.width, new.height)
+                        for b in frame.boxes)
+        frame.boxes.append(new)
 
 
 def _copy_frame(png: Path, name: str, files: Path, href: str, check: str) -> Frame | None:

@@ -56,6 +56,7 @@ class Workspace:
     unchanged: int = 0
     start_problem: str = ""
     problem: str = ""
+    diffed: bool = False
 
 
 def _strip(name: str) -> str:
@@ -164,4 +165,5 @@ def load(trial_dir: Path, project: Project | None, start: Start | None) -> Works
     if not shown.start_problem:
         files = {e.name for e in entries if e.kind == "file"}
         shown.diffs, shown.unchanged = diff_trees(tree, contents, files)
+        shown.diffed = True
     return shown

@@ -98,7 +98,7 @@ def test_browser_frames_carry_each_predicates_region_as_a_box(tmp_path):
     assert 'class="region pass" style="left:10%;top:20%;width:25%;height:40%"' in html
     assert 'class="region fail" style="left:0%;top:0%;width:50%;height:100%"' in html
     assert 'class="region fail against" style="left:50%;top:0%;width:50%;height:100%"' in html
-    assert "red: holds</span>" in html and "lit: FAILS</span>" in html
+    assert '<span style="top:0em">red: holds</span>' in html and "lit: FAILS</span>" in html
     assert "SwiftShader" in html and "launch 1.50 s" in html
 
 
