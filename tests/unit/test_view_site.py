@@ -196,3 +196,16 @@ def test_a_file_added_to_a_trial_after_recording_is_named_in_the_banner(tmp_path
     page = (bundle(results, tmp_path) / "label" / "lbl" / "index.html").read_text()
     assert "lbl does not verify" in page
     assert "extra.txt: present but not in the manifest (added after recording)" in page
+
+
+def test_a_script_in_case_and_arm_names_renders_as_text_and_links_quoted(tmp_path: Path):
+    results = tmp_path / "results"
+    label = results / "lbl"
+    write_trial(label, 1, "PASS", case="<script>c", arm="<img src=x onerror=alert(1)>")
+    (label / "run.json").write_text("{}")  # a run validates its names; a forged label need not, and is still shown
+    site = bundle(results, tmp_path)
+    for page in (site / "index.html", site / "label" / "lbl" / "index.html"):
+        text = page.read_text()
+        assert "<script>c" not in text and "<img src=x" not in text and "&lt;script&gt;c" in text, page
+    assert 'href="%3Cscript%3Ec/%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E/trial-1.html"' in \
+        (site / "label" / "lbl" / "index.html").read_text()
