@@ -150,7 +150,8 @@ def _claude_result(event: dict) -> str:
     if event.get("num_turns") is not None:
         parts.append(f"{event['num_turns']} turns")
     if event.get("total_cost_usd") is not None:
-        parts.append(f"${event['total_cost_usd']}")
+        parts.append(f"${event['total_cost_usd']:.4g}" if isinstance(event["total_cost_usd"], (int, float))
+                     else f"${event['total_cost_usd']}")
     return ", ".join(parts)
 
 

@@ -125,7 +125,7 @@ def _clip(text: str, limit: int) -> tuple[str, str]:
 
 def _read_log(path: Path) -> dict | None:
     """A log as text, capped at LOG_MAX_BYTES with a note; None when the trial has none."""
-    if not path.is_file():
+    if not path.is_file() or path.stat().st_size == 0:  # an empty log says nothing worth a section
         return None
     with open(path, "rb") as handle:
         data = handle.read(LOG_MAX_BYTES + 1)

@@ -24,6 +24,7 @@ from ..staging import stage_layers
 
 DIFF_MAX_BYTES = 256 * 1024
 DIFF_MAX_LINES = 400
+DIFF_MAX_FILES = 200
 LIST_MAX_ENTRIES = 2000
 START_MAX_FILES = 5000
 
@@ -57,6 +58,7 @@ class Workspace:
     start_problem: str = ""
     problem: str = ""
     diffed: bool = False
+    diff_total: int = 0  # files that differ; only the first DIFF_MAX_FILES are in diffs
 
 
 def _strip(name: str) -> str:
@@ -112,6 +114,10 @@ def starting_tree(project: Project | None, start: Start | None) -> tuple[dict[st
         if case.visible_hash() != start.visible_hash:
             return {}, (f"the starting workspace is not available: case {case.id} changed since this trial "
                         f"(visible hash {case.visible_hash()} != recorded {start.visible_hash})")
+        if case.spec.setup or case.spec.subject:
+            return {}, (f"the starting workspace is not available: case {case.id} builds it inside its image "
+                        f"({'setup commands' if case.spec.setup else 'the subject scaffold'}), not from the project's "
+                        "files alone, so a diff from cases/ would show the image's files as the agent's")
         layers, _ = stage_layers(case, start.context)
     except BenchError as exc:
         return {}, f"the starting workspace is not available: {exc}"
@@ -164,6 +170,7 @@ def load(trial_dir: Path, project: Project | None, start: Start | None) -> Works
     tree, shown.start_problem = starting_tree(project, start)
     if not shown.start_problem:
         files = {e.name for e in entries if e.kind == "file"}
-        shown.diffs, shown.unchanged = diff_trees(tree, contents, files)
+        diffs, shown.unchanged = diff_trees(tree, contents, files)
+        shown.diffs, shown.diff_total = diffs[:DIFF_MAX_FILES], len(diffs)
         shown.diffed = True
     return shown

@@ -140,10 +140,13 @@ def test_workspace_lists_links_as_links_and_escapes_names(tmp_path):
     assert "the starting workspace is not available" in html  # no project above results/ here
 
 
-def _project_trial(tmp: Path, visible_hash: str | None = None) -> Path:
+def _project_trial(tmp: Path, visible_hash: str | None = None, setup: bool = False) -> Path:
     """A trial of the template project's hello case, its results inside the project as `bench run` writes them."""
     project = tmp / "proj"
     init_project(project)
+    if setup:
+        toml = project / "cases" / "hello" / "case.toml"
+        toml.write_text('setup = ["touch /workspace/made-by-setup"]\n' + toml.read_text())
     case = load_case(Project(project), "hello")
     folder = project / "results" / "lbl" / "hello" / "bare" / "trial-1"
     folder.mkdir(parents=True)
@@ -162,6 +165,9 @@ def test_the_diff_is_from_the_cases_workspace_while_its_hash_matches(tmp_path):
     assert "secrets" not in html.split("Changes from the starting workspace")[1]  # a link is no file to diff
     changed = _render(_project_trial(tmp_path / "again", visible_hash="sha256:0"), tmp_path / "again")
     assert "the starting workspace is not available: case hello changed since this trial" in changed
+    staged = _render(_project_trial(tmp_path / "setup", setup=True), tmp_path / "setup")
+    assert "case hello builds it inside its image (setup commands)" in staged and "removed: README.md" not in staged
+    assert '+++ end/hello.txt</span>\n<span' in html  # one diff line per line, even with trim_blocks
 
 
 def test_diff_against_the_start():
@@ -196,7 +202,8 @@ def test_banner_gate_log_and_seat_in_provenance(tmp_path):
     html = _render(folder, tmp_path, banner="attestation signature does not verify")
     assert 'role="alert"><strong>This label does not verify:</strong> attestation signature does not verify' in html
     assert "&lt;script&gt;alert" in html and SCRIPT not in html
-    assert '<span class="seat">  &#34;seat&#34;: {</span>' in html and "<strong>class</strong> real" in html
+    assert '<span class="seat">  &#34;seat&#34;: {</span>\n<span class="seat">    &#34;class&#34;: &#34;real&#34;,</span>' in html
+    assert '\n  &#34;lane&#34;: &#34;gpu-seat&#34;\n}\n</pre>' in html and "<strong>class</strong> real" in html
     assert '<a href="trial-1.files/raw/result.json">result.json</a>' in html
 
 
