@@ -45,7 +45,7 @@ class Box:
     width: str
     height: str
     against: bool = False
-    stack: int = 0  # how many boxes with the same place come before it: its label goes below theirs
+    stack: int = 0  # how many boxes with the same top-left corner come before it: its label goes below theirs
 
 
 @dataclass
@@ -212,8 +212,7 @@ def _add_boxes(frame: Frame, predicate: dict) -> None:
     if predicate.get("against") is not None:
         drawn.append(box(f"{label} (against)", passed, predicate["against"], against=True))
     for new in drawn:
-        new.stack = sum((b.left, b.top, b.width, b.height) == (new.left, new.top, new.width, new.height)
-                        for b in frame.boxes)
+        new.stack = sum((b.left, b.top) == (new.left, new.top) for b in frame.boxes)
         frame.boxes.append(new)
 
 
