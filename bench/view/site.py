@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass, field
-from itertools import combinations
 from pathlib import Path
 from urllib.parse import quote
 
@@ -63,8 +62,8 @@ class Site:
 
 def render_site(results: Path, out: Path, trusted: dict, only: list[str] | None = None,
                 compares: list[tuple[str, str]] = ()) -> Site:
-    """Every page for the labels under ``results`` (``only`` to pick some), the compares asked for, and the
-    compares of every two labels that share a case (the index links them)."""
+    """Every page for the labels under ``results`` (``only`` to pick some), the compares asked for, and each
+    label's compare with the latest earlier label sharing a case (the index links them all)."""
     labels = [load_label(folder, trusted) for folder in find_labels(results)
               if only is None or folder.name in only]
     pairs = list(dict.fromkeys([*compares, *_sharing(labels)]))
@@ -81,9 +80,18 @@ def render_site(results: Path, out: Path, trusted: dict, only: list[str] | None 
 
 
 def _sharing(labels: list[Label]) -> list[tuple[str, str]]:
-    """Every two labels sharing a case, the earlier one as the baseline."""
+    """Each label against the latest earlier label sharing a case with it (the earlier one the baseline).
+
+    One pair per label, not every two: each compare verifies both labels again, so all pairs would
+    grow with the square of the labels; any other pair is one ``--compare A B`` away.
+    """
     ordered = sorted(labels, key=lambda lbl: (lbl.date is None, lbl.date, lbl.name))
-    return [(a.name, b.name) for a, b in combinations(ordered, 2) if shared_cases(a, b)]
+    pairs = []
+    for i, cand in enumerate(ordered):
+        base = next((b for b in reversed(ordered[:i]) if shared_cases(b, cand)), None)
+        if base is not None:
+            pairs.append((base.name, cand.name))
+    return pairs
 
 
 def _write(path: Path, text: str) -> None:

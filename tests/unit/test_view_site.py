@@ -209,3 +209,22 @@ def test_a_script_in_case_and_arm_names_renders_as_text_and_links_quoted(tmp_pat
         assert "<script>c" not in text and "<img src=x" not in text and "&lt;script&gt;c" in text, page
     assert 'href="%3Cscript%3Ec/%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E/trial-1.html"' in \
         (site / "label" / "lbl" / "index.html").read_text()
+
+
+def test_each_label_is_compared_with_the_latest_earlier_one_sharing_a_case(tmp_path: Path):
+    from datetime import timedelta
+
+    from tests.unit.test_compare import WHEN
+
+    results = tmp_path / "results"
+    for day, name in enumerate(["one", "two", "three"]):
+        write_label(results, name, ["PASS"])
+        for result in (results / name).glob("*/*/trial-*/result.json"):
+            record = json.loads(result.read_text())
+            record["started_at"] = (WHEN + timedelta(days=day)).isoformat()
+            result.write_text(json.dumps(record))
+        seal(results / name)
+    site = bundle(results, tmp_path)
+    assert sorted(p.name for p in (site / "compare").iterdir()) == ["one--two.html", "two--three.html"]
+    render_site(results, tmp_path / "asked", trusted_keys(), compares=[("one", "three")])
+    assert 'href="compare/one--three.html"' in (tmp_path / "asked" / "index.html").read_text()
