@@ -81,7 +81,7 @@ def seat_tag(docker_client) -> str:
 def test_bundle_pages_load_filter_and_compare_in_chromium(tmp_path: Path, docker_client, seat_tag: str):
     results = tmp_path / "results"
     write_label(results, "base", ["PASS", "PASS", "PASS", "PASS"])
-    write_label(results, "lbl", ["PASS", "FAIL", "PASS", "ERROR", "FAIL"])
+    write_label(results, "lbl", ["PASS", "FAIL", "PASS", "ERROR", "FAIL", "INCOMPLETE"])
     site, out = tmp_path / "site", tmp_path / "shots"
     run = CliRunner().invoke(cli, ["view", "--bundle", str(site), str(results)], catch_exceptions=False)
     assert run.exit_code == 0, run.output
@@ -103,7 +103,7 @@ def test_bundle_pages_load_filter_and_compare_in_chromium(tmp_path: Path, docker
     assert all(p["css"] == "rgb(243, 243, 243)" for p in found["pages"].values())  # view.css loaded everywhere
     low, high = wilson_interval(2, 4)
     assert found["wilson"] == f"({low:.4f}–{high:.4f})"
-    assert (found["all_rows"], found["fail_rows"], found["hash"]) == (5, 2, "#verdict=FAIL")
+    assert (found["all_rows"], found["fail_rows"], found["hash"]) == (6, 2, "#verdict=FAIL")
     assert (found["deep_link_rows"], found["deep_link_select"]) == (2, "PASS")
     assert found["sorted"] == ["ERROR", "PASS"]  # a header click sorts, a second reverses
     assert found["verdict"] == "GUARDRAIL BROKEN (exit 1)"  # pass: a FAIL where the baseline never failed
