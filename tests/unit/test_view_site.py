@@ -164,6 +164,7 @@ def test_authoring_metrics_show_on_the_label_page_when_bench_metrics_wrote_them(
     RunPaths(results / "lbl").authoring_metrics.write_text(found.model_dump_json())
     page = (bundle(results, tmp_path) / "label" / "lbl" / "index.html").read_text()
     assert "Authoring metrics" in page and "<td>0.5</td>" in page and "<td>75</td>" in page
+    assert page.count("Authoring metrics") == 1 and "<title>bench view — lbl</title>" in page  # once, in the body
     assert HOSTILE not in page and "does not verify" not in page  # a derived view, outside the signature
 
 
