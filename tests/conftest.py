@@ -107,3 +107,17 @@ def no_leftover_containers(request):
     left = [c for c in client.containers.list(all=True, filters={"label": "bench.harness"})
             if PID_LABEL in c.labels and not alive(c.labels[PID_LABEL])]
     assert not left, f"containers left behind: {[(c.name, c.labels) for c in left]}"
+
+
+@pytest.fixture(scope="module")
+def seat_tag(docker_client) -> str:
+    """The seat image's tag, for tests that drive a real Chromium there (tests/seat_browser.py)."""
+    from bench.images import Images
+    from bench.paths import Project
+
+    tag = Images(docker_client, Project(ROOT)).tag("seat")
+    if not docker_client.images.list(name=tag):
+        if os.environ.get("CI"):
+            pytest.fail(f"CI builds every image first, and {tag} is missing")
+        pytest.skip(f"{tag} is not built here: `bench images build seat`")
+    return tag

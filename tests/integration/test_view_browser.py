@@ -10,15 +10,13 @@ the visible rows and put its state in the URL hash, and the compare page must sh
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from bench.cli import cli
 from bench.stats import wilson_interval
 from tests.unit.test_compare import write_label
+from tests.seat_browser import drive_bundle
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]
 
@@ -67,38 +65,11 @@ print(json.dumps(found))
 '''
 
 
-@pytest.fixture(scope="module")
-def seat_tag(docker_client) -> str:
-    from bench.images import Images
-    from bench.paths import Project
-
-    tag = Images(docker_client, Project(Path(__file__).resolve().parents[2])).tag("seat")
-    if not docker_client.images.list(name=tag):
-        pytest.skip(f"{tag} is not built here: `bench images build seat`")
-    return tag
-
-
 def test_bundle_pages_load_filter_and_compare_in_chromium(tmp_path: Path, docker_client, seat_tag: str):
     results = tmp_path / "results"
     write_label(results, "base", ["PASS", "PASS", "PASS", "PASS"])
     write_label(results, "lbl", ["PASS", "FAIL", "PASS", "ERROR", "FAIL", "INCOMPLETE"])
-    site, out = tmp_path / "site", tmp_path / "shots"
-    run = CliRunner().invoke(cli, ["view", "--bundle", str(site), str(results)], catch_exceptions=False)
-    assert run.exit_code == 0, run.output
-    out.mkdir()
-    out.chmod(0o777)
-    (tmp_path / "driver.py").write_text(DRIVER)
-    container = docker_client.containers.run(
-        seat_tag, ["python3", "/driver/driver.py"], entrypoint=[], network_mode="none", detach=True,
-        volumes={str(site): {"bind": "/site", "mode": "ro"}, str(out): {"bind": "/out", "mode": "rw"},
-                 str(tmp_path / "driver.py"): {"bind": "/driver/driver.py", "mode": "ro"}})
-    try:
-        status = container.wait(timeout=180)
-        logs = container.logs(stdout=True, stderr=False).decode()
-        assert status["StatusCode"] == 0, container.logs().decode()[-4000:]
-    finally:
-        container.remove(force=True)
-    found = json.loads(logs.strip().splitlines()[-1])
+    found = drive_bundle(docker_client, seat_tag, results, tmp_path, DRIVER)
     assert found["errors"] == []
     assert all(p["css"] == "rgb(243, 243, 243)" for p in found["pages"].values())  # view.css loaded everywhere
     low, high = wilson_interval(2, 4)
@@ -108,4 +79,4 @@ def test_bundle_pages_load_filter_and_compare_in_chromium(tmp_path: Path, docker
     assert found["sorted"] == ["ERROR", "PASS"]  # a header click sorts, a second reverses
     assert found["verdict"] == "GUARDRAIL BROKEN (exit 1)"  # pass: a FAIL where the baseline never failed
     for name in ("index", "label", "label-filtered", "compare"):
-        assert (out / f"{name}.png").stat().st_size > 1000
+        assert (tmp_path / "shots" / f"{name}.png").stat().st_size > 1000

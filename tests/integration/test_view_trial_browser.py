@@ -12,13 +12,12 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from PIL import Image, ImageDraw
 
-from bench.cli import cli
 from bench.paths import RunPaths
 from bench.result_models import CheckResult, TrialResult
 from tests.labels import seal
+from tests.seat_browser import drive_bundle
 from tests.unit.test_compare import write_trial
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]
@@ -60,17 +59,6 @@ print(json.dumps(found))
 '''
 
 
-@pytest.fixture(scope="module")
-def seat_tag(docker_client) -> str:
-    from bench.images import Images
-    from bench.paths import Project
-
-    tag = Images(docker_client, Project(Path(__file__).resolve().parents[2])).tag("seat")
-    if not docker_client.images.list(name=tag):
-        pytest.skip(f"{tag} is not built here: `bench images build seat`")
-    return tag
-
-
 def _browser_trial(label: Path) -> None:
     """A FAIL trial of a browser case: one frame, a region that holds and a contrast that fails, a transcript."""
     write_trial(label, 1, "FAIL", case="red-box", seat="fallback")
@@ -101,23 +89,7 @@ def test_trial_page_draws_regions_on_the_frame_in_chromium(tmp_path: Path, docke
     results = tmp_path / "results"
     _browser_trial(results / "lbl")
     seal(results / "lbl")
-    site, out = tmp_path / "site", tmp_path / "shots"
-    run = CliRunner().invoke(cli, ["view", "--bundle", str(site), str(results)], catch_exceptions=False)
-    assert run.exit_code == 0, run.output
-    out.mkdir()
-    out.chmod(0o777)
-    (tmp_path / "driver.py").write_text(DRIVER)
-    container = docker_client.containers.run(
-        seat_tag, ["python3", "/driver/driver.py"], entrypoint=[], network_mode="none", detach=True,
-        volumes={str(site): {"bind": "/site", "mode": "ro"}, str(out): {"bind": "/out", "mode": "rw"},
-                 str(tmp_path / "driver.py"): {"bind": "/driver/driver.py", "mode": "ro"}})
-    try:
-        status = container.wait(timeout=180)
-        logs = container.logs(stdout=True, stderr=False).decode()
-        assert status["StatusCode"] == 0, container.logs().decode()[-4000:]
-    finally:
-        container.remove(force=True)
-    found = json.loads(logs.strip().splitlines()[-1])
+    found = drive_bundle(docker_client, seat_tag, results, tmp_path, DRIVER)
     assert found["errors"] == []
     assert found["boxes"]["natural"] == 640 and found["boxes"]["img"][0] > 0
     regions = {r["label"]: r["box"] for r in found["boxes"]["regions"]}
@@ -128,4 +100,4 @@ def test_trial_page_draws_regions_on_the_frame_in_chromium(tmp_path: Path, docke
     assert tops["lit: FAILS"] > tops["red: holds"]  # two boxes in one place: the second's label below the first's
     assert found["pwned"] is None and "<script>window.__pwned = 1</script>" in found["message"]
     assert (found["tool_output_visible_closed"], found["tool_output_visible_open"]) == (False, True)
-    assert (out / "trial.png").stat().st_size > 1000 and (out / "frame.png").stat().st_size > 1000
+    assert (tmp_path / "shots" / "trial.png").stat().st_size > 1000 and (tmp_path / "shots" / "frame.png").stat().st_size > 1000
