@@ -15,6 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .allium.manifest import DistillThresholds, WeedThresholds
 from .check_base import CheckBase
+from .compile_spec import CompileCheck
 from .harness_spec import HarnessCheck
 from .judge_spec import JudgeCheck
 from .metrics_spec import MetricsSpec
@@ -295,38 +296,6 @@ class AlliumWeedCheck(AlliumCheck):
                           "on the host only): the planted divergences and the judgement calls excused.")
     thresholds: WeedThresholds | None = Field(
         None, description="Bounds this gate sets; any left out keep the divergence list's gate (itself the seed's).")
-
-
-class CompileCheck(CheckBase):
-    """Typecheck the submission against the subject's public declarations; nothing of it ever runs.
-
-    The entry and every .ts/.tsx/.mts/.cts file under ``root`` (node_modules and dot
-    folders left out) are read from the workspace tar as regular files only, and compiled
-    in a disposable project inside the grader with the subject installed from its pinned
-    tarball (the run's --subject or arm's subject: when given), never the agent's copy.
-    """
-
-    kind: Literal["compile"]
-    root: str = Field(".", description="The submission's folder in the workspace.")
-    entry: str = Field("solution.ts", description="The entry file under root: a regular file, never a symlink.")
-    must_import: bool = Field(True, description="The submission must import the subject package (a submission that "
-                              "re-implements the API instead of using it fails).")
-    strict: bool = Field(True, description="TypeScript's strict mode.")
-    max_files: int = Field(200, ge=1, le=5000, description="The most source files typechecked; more is FAIL.")
-    max_kb: int = Field(1024, ge=1, le=65536, description="The most source bytes (KiB, all files); more is FAIL.")
-    timeout_s: int = Field(180, ge=1, description="Wall clock for the typecheck; past it the check fails.")
-
-    @field_validator("root")
-    @classmethod
-    def _root(cls, value: str) -> str:
-        return "." if value in (".", "") else workspace_file(value)
-
-    @field_validator("entry")
-    @classmethod
-    def _entry(cls, value: str) -> str:
-        if not value.endswith((".ts", ".tsx", ".mts", ".cts")) or value.endswith((".d.ts", ".d.mts", ".d.cts")):
-            raise ValueError(f"{value!r} is not a TypeScript source (.ts, .tsx, .mts or .cts, not a declaration file)")
-        return workspace_file(value)
 
 
 Check = Annotated[Union[CommandCheck, GrepCheck, BrowserCheck, AlliumDistillCheck, AlliumWeedCheck,

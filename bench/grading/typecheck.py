@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InfrastructureError
-from ..gatespec import CompileCheck
+from ..compile_spec import CompileCheck
 from ..result_models import CheckResult, Diagnostic
 from ..sandbox import Budgets, SandboxSpec, tar_tree
 from . import GradeContext, log_line

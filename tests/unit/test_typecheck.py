@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from bench.gatespec import CompileCheck
+from bench.compile_spec import CompileCheck
 from bench.grading.typecheck import collect, decide
 from bench.result_models import Diagnostic
 from tests.fakes import workspace_tar
