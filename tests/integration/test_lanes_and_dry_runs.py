@@ -166,5 +166,6 @@ def test_metrics_of_a_real_claude_code_transcript(docker_client, project, tmp_pa
     assert (group["failing_runs_per_kloc"], group["teaching_errors_per_kloc"], group["task_pass"]) == (500.0, 500.0, 1)
     assert (tmp_path / "results" / "retry" / "authoring-metrics.json").is_file()
     report = run_bench(tmp_path, "report", "retry", root=project)
-    assert report.returncode == 0 and "Authoring metrics" in (tmp_path / "results" / "retry" / "report.html").read_text()
+    page = tmp_path / "bench-report-retry" / "label" / "retry" / "index.html"  # `bench report` is `bench view --bundle`
+    assert report.returncode == 0 and "Authoring metrics" in page.read_text()
     assert verifies(tmp_path, "retry", project)  # derived views (metrics, report) are left out of the signature
