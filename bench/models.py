@@ -264,6 +264,18 @@ class EngineRecord(Record):
         super().__init__(version=version, api_version=api_version, **data)
 
 
+class ExecutorRecord(Record):
+    """Where a trial ran when bench handed it to a cluster: the executor, its node and that node's host.
+
+    Recorded because a cluster's nodes are different machines: the engine in the same
+    provenance is the node's engine, and the node says which machine to look at again.
+    """
+
+    name: Literal["ray"] = Field(description="The executor (`bench run --executor`).")
+    node_id: str = Field(description="The executor's id of the node that ran the trial (a Ray node ID).")
+    host: str = Field(description="That node's host name.")
+
+
 class SubjectRecord(Record):
     """The package under test, always as a tarball whose SHA-256 is what was installed."""
 
@@ -318,6 +330,9 @@ class Provenance(Record):
     skills: list[SkillRecord] = Field(default_factory=list, description="The skills the agent got, where its CLI "
                                       "discovers them (.claude/skills/ for Claude Code, .agents/skills/ otherwise).")
     engine: EngineRecord
+    executor: ExecutorRecord | None = Field(
+        None, description="The cluster node that ran the trial (`--executor ray`), whose engine `engine` is; "
+        "absent for a trial run on the local engine.")
     limits: Limits
     command_line: list[str]
     timings: dict[str, float] = Field(default_factory=dict, description="Seconds per phase of this trial.")

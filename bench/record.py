@@ -43,7 +43,7 @@ def _full(run, trial, result: TrialResult, images: dict[str, ImageRecord], seat:
     provenance = Provenance(
         harness=run.harness.record, case=trial.case_record, arm=trial.arm.name, arm_spec=trial.arm, lane=run.lane,
         images=images, agent=agent.model_copy(update={"model": agent.model or trial.arm.model}), engine=run.engine,
-        limits=trial.limits, seat=seats.stamp(run.seat, seat), subject=trial.subject,
+        limits=trial.limits, executor=run.executor, seat=seats.stamp(run.seat, seat), subject=trial.subject,
         plugin=trial.plugin.record if trial.plugin else None,
         skills=[skill.record for skill in trial.skills],
         command_line=run.command_line, timings=result.phases, recorded_at=utcnow(),

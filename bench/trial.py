@@ -34,7 +34,7 @@ from .grading import GradeContext, GradeOutcome, SeatProbes, grade
 from .harness import Harness
 from .judge import BoundJudge, JudgeSetup
 from .lanes import LOCAL
-from .models import AgentRecord, ArmSpec, CaseRecord, EngineRecord, ImageRecord, Limits, SubjectRecord, Verdict, utcnow
+from .models import AgentRecord, ArmSpec, CaseRecord, EngineRecord, ExecutorRecord, ImageRecord, Limits, SubjectRecord, Verdict, utcnow
 from .result_models import TrialResult
 from .paths import TrialPaths
 from .plugin import Plugin
@@ -66,6 +66,7 @@ class RunContext:
     judge: JudgeSetup | None = None  # the model judge checks ask, and how it is reached (bench/judge.py)
     lane: str = LOCAL  # where this run's trials run and are graded (bench/lanes.py), stamped on every record
     dry_run: bool = False  # --dry-run: the agents are bench/dry_run.py's stand-ins; stamped on every result
+    executor: ExecutorRecord | None = None  # set on a Ray node (bench/ray_node.py): which node ran the trial
 
     def __post_init__(self) -> None:
         if self.sandboxes is None:
