@@ -71,12 +71,15 @@ class DockerSandbox:
         while time.monotonic() < deadline:
             if marker in self.output(stdout=True, stderr=False):
                 return
-            with engine_faults(f"watching {what} start"):
-                self.container.reload()
-            if self.container.status not in ("created", "running"):
+            if self.exited():
                 raise InfrastructureError(f"{what} exited before it listened: {self.output()[-500:]}")
             time.sleep(0.1)
         raise InfrastructureError(f"{what} did not listen within {within_s} s: {self.output()[-500:]}")
+
+    def exited(self) -> bool:
+        with engine_faults("watching a container"):
+            self.container.reload()
+        return self.container.status not in ("created", "running")
 
     def run(self, timeout_s: float, log_to: Path | None = None) -> Outcome:
         self.start()

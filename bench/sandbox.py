@@ -97,6 +97,9 @@ class Sandbox(Protocol):
     def start(self) -> None:
         """Start the main process in the background (sidecars). Raises InfrastructureError."""
 
+    def exited(self) -> bool:
+        """Whether the started main process has ended (a sidecar that died early). Raises InfrastructureError."""
+
     def wait(self, timeout_s: float, log_to: Path | None = None) -> Outcome:
         """Wait for the main process, streaming its output to ``log_to`` within the output budget;
         kill the whole container at the deadline or when a budget is crossed. Raises InfrastructureError."""

@@ -30,7 +30,7 @@ from .docker_sandbox import open_sandbox
 from .engine import ROLE_LABEL, run_labels
 from .errors import EngineUnavailable, InfrastructureError, SeatRefused
 from .gates.browser import Stopwatch
-from .grading import GradeContext, GradeOutcome, SeatProbes, grade
+from .grading import GradeContext, GradeOutcome, grade
 from .harness import Harness
 from .judge import BoundJudge, JudgeSetup
 from .lanes import LOCAL
@@ -60,7 +60,6 @@ class RunContext:
     ca: Path | None = None  # --ca-bundle: trusted by agent containers that get a network
     project_root: Path = field(default_factory=Path.cwd)
     sandboxes: SandboxFactory | None = None  # SandboxSpec -> Sandbox; Docker unless a test hands in a fake
-    seat_probes: SeatProbes = field(default_factory=SeatProbes)
     engine_lost: threading.Event = field(default_factory=threading.Event)  # set by a trial that lost the engine
     lock: dict[str, str] = field(default_factory=dict)  # image name -> lock state, checked before the first trial
     judge: JudgeSetup | None = None  # the model judge checks ask, and how it is reached (bench/judge.py)
@@ -187,7 +186,7 @@ def grade_context(run: RunContext, trial: TrialSpec) -> GradeContext:
         sandboxes=run.sandboxes, labels=lambda role: run_labels(run.run_id, **{ROLE_LABEL: role}),
         image=trial.images["grader"].id, limits=trial.limits, goldens=trial.case.goldens_dir,
         workspace_tar=trial.paths.workspace_tar, gate_log=trial.paths.gate_log, artifacts=trial.paths.artifacts,
-        wheel=run.harness.wheel, seat_need=trial.case.spec.seat, seat_mode=run.seat, seat_probes=run.seat_probes,
+        wheel=run.harness.wheel, seat_need=trial.case.spec.seat, seat_mode=run.seat,
         subject=trial.subject, subject_tarball=trial.subject_tarball, judge=_judge(run, trial), lane=run.lane,
         dry_run=run.dry_run,
     )

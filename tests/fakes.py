@@ -31,8 +31,9 @@ class FakeEngine:
     """The factory handed to RunContext.sandboxes: one FakeSandbox per spec, behaviour by role."""
 
     def __init__(self, behaviours: dict[str, Behaviour] | None = None, fail_create: str | None = None,
-                 fault: Exception | None = None) -> None:
+                 fault: Exception | None = None, starts: dict[str, Callable[["FakeSandbox"], None]] | None = None) -> None:
         self.behaviours = behaviours or {}
+        self.starts = starts or {}  # role -> what a started container prints before anyone waits on it (a seat line)
         self.fail_create = fail_create  # a role whose creation fails with ``fault``
         self.fault = fault or EngineUnavailable("Docker engine went away while creating a container")
         self.created: list[FakeSandbox] = []
@@ -40,7 +41,7 @@ class FakeEngine:
     def __call__(self, spec: SandboxSpec) -> "FakeSandbox":
         if spec.role == self.fail_create:
             raise self.fault
-        box = FakeSandbox(spec, self.behaviours.get(spec.role, ok))
+        box = FakeSandbox(spec, self.behaviours.get(spec.role, ok), self.starts.get(spec.role))
         self.created.append(box)
         return box
 
@@ -49,8 +50,9 @@ class FakeEngine:
 
 
 class FakeSandbox:
-    def __init__(self, spec: SandboxSpec, behaviour: Behaviour) -> None:
-        self.spec, self.behaviour = spec, behaviour
+    def __init__(self, spec: SandboxSpec, behaviour: Behaviour, on_start: Callable[["FakeSandbox"], None] | None = None) -> None:
+        self.spec, self.behaviour, self.on_start = spec, behaviour, on_start
+        self.started = self.waited = False
         self.files: dict[str, bytes] = {}
         self.dirs: set[str] = set()
         self.stdout, self.stderr = "", ""
@@ -77,9 +79,15 @@ class FakeSandbox:
         self.stderr += stderr
 
     def start(self) -> None:
-        pass
+        self.started = True
+        if self.on_start:
+            self.on_start(self)
+
+    def exited(self) -> bool:
+        return self.started  # a fake's background part has printed all it will by the time it is asked
 
     def run(self, timeout_s: float, log_to: Path | None = None) -> Outcome:
+        self.waited = True
         outcome = self.behaviour(self)
         if log_to is not None:
             with open(log_to, "a") as handle:

@@ -7,8 +7,9 @@ root-owned and read-only). The project was built in another container; only its
 served folder is here, so no program the agent wrote runs beside this one: only the
 page's JavaScript, inside Chromium. The order is chosen for honesty and for time:
 
-1. **Seat first.** Chromium is launched and its WebGPU adapter classified; the host
-   decides a refusal (INCOMPLETE) from it, before anything is built (``probe``).
+1. **Seat first.** Chromium is launched and its WebGPU adapter classified on a blank page
+   of bench's own while the host builds the project elsewhere; the host decides a refusal
+   (INCOMPLETE) from it, and a refused seat never sees the build.
 2. **Serve** the built folder from 127.0.0.1 (WebGPU needs a secure context) and open
    it at 1280x720, deviceScaleFactor 1. **Readiness** is the page's own signal
    (``window.__harness.ready``) when it has one, else two identical structured frames
@@ -28,12 +29,14 @@ from __future__ import annotations
 import functools
 import http.server
 import io
+import json
 import os
 import re
 import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from . import pixels
 
@@ -161,42 +164,52 @@ def launch(playwright, mode: str):
                                       args=QUIET_FLAGS + (GPU_FLAGS if mode == "gpu" else SOFTWARE_FLAGS))
 
 
-def probe(plan: dict) -> dict:
-    """Only the seat: what a case's refusal is decided on before anything is built."""
+def observe_check(plan: dict, emit: Callable[[str, dict], None]) -> None:
+    """Seat first, emitted at once; then wait for the built site, drive it and emit the report.
+
+    The host starts this container beside the build container, so Chromium's launch
+    and the seat probe cost no time of their own; the site arrives once the build is
+    done (``wait_for_site``). Every captured frame is saved as PNG before the report is
+    emitted; nothing is closed afterwards (the runner ends the process).
+    """
     from playwright.sync_api import sync_playwright
 
-    seat_plan = plan.get("seat") or {}
-    with sync_playwright() as playwright:
-        browser = launch(playwright, seat_plan.get("mode", "auto"))
-        try:
-            return {"seat": probe_seat(browser, seat_plan.get("mode", "auto"), seat_plan.get("need", "none"))}
-        finally:
-            browser.close()
-
-
-def observe_check(plan: dict) -> dict:
-    """Seat, then the served project driven through its steps; every captured frame saved as PNG."""
-    from playwright.sync_api import sync_playwright
+    from .runner import MARK, SEAT_MARK
 
     check, seat_plan = plan["check"], plan.get("seat") or {}
     need, mode = seat_plan.get("need", "none"), seat_plan.get("mode", "auto")
     clock, out = Stopwatch(), Path(plan["out"])
     report: dict = {"check": check["name"], "failed": None, "notes": [], "frames": {}, "series": {}, "times": {}}
-    with sync_playwright() as playwright:
-        with clock("launch"):
-            browser = launch(playwright, mode)
-        try:
-            with clock("seat"):
-                report["seat"] = probe_seat(browser, mode, need)
-            if refusal(need, mode, report["seat"]) is None:
-                session = drive(browser, check, Path(plan["site"]), clock, report)
-                if session is not None:
-                    report.update(frames=session.save(out), series=session.series, times=session.times,
-                                  timeline=session.timeline())
-        finally:
-            browser.close()
+    playwright = sync_playwright().start()
+    with clock("launch"):
+        browser = launch(playwright, mode)
+    with clock("seat"):
+        report["seat"] = probe_seat(browser, mode, need)
+    emit(SEAT_MARK, {"seat": report["seat"]})
+    if refusal(need, mode, report["seat"]) is None:
+        with clock("wait"):
+            site = wait_for_site(plan["go"], plan["site_wait_s"])
+        session = drive(browser, check, site, clock, report)
+        if session is not None:
+            report.update(frames=session.save(out), series=session.series, times=session.times,
+                          timeline=session.timeline())
     report["timings"] = clock.laps
-    return report
+    emit(MARK, report)
+
+
+def wait_for_site(go: str, within_s: float) -> Path:
+    """The served folder, once the host has copied it in and then written ``go`` naming it.
+
+    The host writes ``go`` only after the whole folder is in place, so a folder seen
+    here is complete. Never arriving is the harness's fault (the host kills this
+    container when the build fails), so it raises rather than reports.
+    """
+    deadline = time.monotonic() + within_s
+    while not os.path.exists(go):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no site arrived within {within_s:.0f} s")
+        time.sleep(0.02)
+    return Path(json.loads(Path(go).read_text())["site"])
 
 
 def drive(browser, check: dict, site: Path, clock: "Stopwatch", report: dict) -> "Session | None":

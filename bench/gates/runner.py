@@ -3,18 +3,23 @@
 Started by the host as ``python3 -I -c BOOT /opt/bench/plan.json``: isolated mode
 ignores PYTHONPATH, the user's site and the working directory, so no module the agent
 wrote can stand in for one this imports; BOOT puts only the root-owned, read-only
-harness wheel on the path. It prints exactly one line, prefixed by ``MARK``, on
-stdout. That line is an observation, never a verdict: the host checks that it names
-the check it asked about, decodes the frames itself and decides.
+harness wheel on the path. It prints two lines on stdout: the seat, prefixed by
+``SEAT_MARK``, as soon as Chromium is up (the host builds the project meanwhile and
+decides a refusal from it), then the report, prefixed by ``MARK``. The report is an
+observation, never a verdict: the host checks that it names the check it asked about,
+decodes the frames itself and decides. Once the report is out the process ends at
+once: the container's end stops Chromium, so no one waits on a polite browser close.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 MARK = "BENCH-GATE-RESULT "
+SEAT_MARK = "BENCH-GATE-SEAT "
 WHEEL = "/opt/bench/harness.whl"
 PLAN = "/opt/bench/plan.json"
 BOOT = (f"import sys; sys.path.insert(0, {WHEEL!r}); "
@@ -36,10 +41,14 @@ def main(argv: list[str]) -> int:
     plan = json.loads(Path(argv[1]).read_text())
     from . import browser
 
-    report = browser.probe(plan) if plan.get("mode") == "probe" else browser.observe_check(plan)
-    sys.stdout.write(MARK + json.dumps(report) + "\n")
+    browser.observe_check(plan, emit)
+    os._exit(0)  # the frames are saved and the report is out: the browser dies with the container
+
+
+def emit(prefix: str, payload: dict) -> None:
+    """One line for the host, flushed at once: it reads the seat line while the observer is still running."""
+    sys.stdout.write(prefix + json.dumps(payload) + "\n")
     sys.stdout.flush()
-    return 0
 
 
 if __name__ == "__main__":

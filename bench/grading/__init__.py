@@ -34,9 +34,8 @@ results that does not match the gate check for check is a harness fault (ERROR).
 
 from __future__ import annotations
 
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -49,14 +48,6 @@ from ..sandbox import SandboxFactory
 
 if TYPE_CHECKING:
     from ..judge import BoundJudge
-
-
-@dataclass
-class SeatProbes:
-    """One seat probe per grader image and seat plan per run: the seat is the host's, not the trial's."""
-
-    seen: dict[tuple, dict[str, str]] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 @dataclass(frozen=True)
@@ -74,7 +65,6 @@ class GradeContext:
     wheel: Path
     seat_need: str = "none"
     seat_mode: str | None = None
-    seat_probes: SeatProbes = field(default_factory=SeatProbes)
     subject: SubjectRecord | None = None  # the package under test, for checks that install it (compile)
     subject_tarball: Path | None = None  # its tarball on the host, the bytes that SHA-256 names
     judge: BoundJudge | None = None  # the run's judge model and its sidecar, for judge checks (bench/judge.py)

@@ -1,15 +1,21 @@
-"""The `browser` check's executor: seat, build, observe — three containers — then decide here.
+"""The `browser` check's executor: build and observe in two containers at once, then decide here.
 
-1. **Seat**: probed once per run and grader image (``SeatProbes``), so a case that needs a
-   GPU is refused as INCOMPLETE before anything of the agent's is built or run.
-2. **Build**: the gate's build command runs like any command check (bench/grading/command.py),
-   as the graded code's uid in a fresh container; only the served folder leaves it, within
-   the export budget.
-3. **Observe**: a fresh browser container gets that folder, the plan and the harness wheel
-   (root-owned, read-only) and runs the observer isolated (``python3 -I``, working directory
-   /opt/bench). No program of the agent's runs there; its page's JavaScript runs inside
-   Chromium. The observer's one report line must name this check; the frames come back as
-   files, and the host decodes them and decides every predicate (bench/gates/pixels.py).
+1. **Observe, started first**: a fresh browser container gets the plan and the harness
+   wheel (root-owned, read-only) and runs the observer isolated (``python3 -I``, working
+   directory /opt/bench). It launches Chromium and reports the seat while the build runs,
+   then waits for the served folder. No program of the agent's runs there; its page's
+   JavaScript runs inside Chromium.
+2. **Build**, meanwhile: the gate's build command runs like any command check
+   (bench/grading/command.py), as the graded code's uid in a fresh container; only the
+   served folder leaves it, within the export budget.
+3. **Seat**: a case that needs a GPU on a seat without one is INCOMPLETE; the observer
+   is removed and the built folder never reaches it.
+4. The served folder goes into the observer; its one report line must name this check;
+   the frames come back as files, and the host decodes them and decides every
+   predicate (bench/gates/pixels.py).
+
+Running both at once is what makes grading cheaper than the engine's own verifier: the
+browser's start-up and the seat probe overlap the build (tests/bench/peer_verify.py).
 """
 
 from __future__ import annotations
@@ -18,44 +24,48 @@ import io
 import json
 import tarfile
 import tempfile
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from .. import seat as seats
 from ..errors import InfrastructureError
 from ..gates import pixels
 from ..gates.browser import Stopwatch, refusal, slug
-from ..gates.runner import BOOT, MARK, PLAN, WHEEL
+from ..gates.runner import BOOT, MARK, PLAN, SEAT_MARK, WHEEL
 from ..gatespec import BrowserCheck
 from ..result_models import CheckResult
-from ..sandbox import ROOT, Budgets, BudgetExceeded, MissingPath, SandboxSpec, dir_tar, tar_tree
+from ..sandbox import ROOT, Budgets, BudgetExceeded, MissingPath, Sandbox, SandboxSpec, dir_tar, tar_tree
 from . import GradeContext, log_line
 from .command import execute, observation
 from ..gates import command as command_rules
 
 OUT = "/bench-out"
 SITE = "/srv"
+GO = "/bench-go/site.json"  # written last, naming the served folder: the observer's signal that it is complete
 FRAMES_MAX_BYTES = 256 << 20
 OBSERVER_SLACK_S = 90  # Chromium's launch and the seat probe, beyond the check's own wall clock
+SEAT_WITHIN_S = 120  # Chromium's launch and the seat probe, however long the build took
 
 
 def run(ctx: GradeContext, check: BrowserCheck, seconds_left: float) -> CheckResult:
     result = lambda passed, detail, **extra: CheckResult(name=check.name, kind=check.kind, gating=check.gating,
                                                           passed=passed, detail=detail, **extra)
     log_line(ctx, f"--- check '{check.name}' (browser)")
-    clock = Stopwatch()  # the host's share: seat probe, build and observer containers, measuring
-    if ctx.seat_need != "none":
-        with clock("seat-probe"):
-            seat = probe(ctx)
-        if refused := refusal(ctx.seat_need, ctx.seat_mode or "auto", seat):
-            return result(False, refused, incomplete=True, seat=seat, timings=clock.laps)
-    with tempfile.TemporaryDirectory(prefix="bench-site-") as tmp:
+    clock, began = Stopwatch(), time.monotonic()  # the host's share: build, seat, observer, measuring
+    with tempfile.TemporaryDirectory(prefix="bench-site-") as tmp, _observer(ctx, check, seconds_left) as observer:
         site, frames = Path(tmp) / "site.tar", Path(tmp) / "frames.tar"
         with clock("build"):
             failure = build(ctx, check, site, seconds_left)
+        with clock("seat"):
+            seat = seat_of(ctx, observer)
+        if refused := refusal(ctx.seat_need, ctx.seat_mode or "auto", seat):
+            return result(False, refused, incomplete=True, seat=seat, timings=clock.laps)
         if failure:
             return result(False, failure, timings=clock.laps)
         with clock("observe"):
-            report, failure = observe(ctx, check, site, frames, seconds_left)
+            report, failure = observe(ctx, check, observer, site, frames, seconds_left - (time.monotonic() - began))
         if failure:
             return result(False, failure, timings=clock.laps)
         with clock("measure"):
@@ -80,54 +90,60 @@ def build(ctx: GradeContext, check: BrowserCheck, site: Path, seconds_left: floa
     return None
 
 
-def probe(ctx: GradeContext) -> dict[str, str]:
-    """The seat this run's graders get, probed once per grader image and seat plan."""
-    key = (ctx.image, ctx.seat_need, ctx.seat_mode)
-    with ctx.seat_probes.lock:
-        if key not in ctx.seat_probes.seen:
-            report, failure = _observer(ctx, {"mode": "probe"}, None, None, 120, "seat-probe")
-            if failure or "seat" not in report:
-                raise InfrastructureError(f"the seat probe failed: {failure or 'no seat in its report'}")
-            ctx.seat_probes.seen[key] = report["seat"]
-        return ctx.seat_probes.seen[key]
-
-
-def observe(ctx: GradeContext, check: BrowserCheck, site: Path, frames: Path, seconds_left: float) -> tuple[dict, str | None]:
-    with tarfile.open(site) as archive:
-        top = next((m.name.split("/")[0] for m in archive.getmembers()), check.serve)
-    plan = {"mode": "observe", "check": check.model_dump(), "site": f"{SITE}/{top}", "out": OUT}
-    timeout = min(check.timeout_s + OBSERVER_SLACK_S, seconds_left)
-    report, failure = _observer(ctx, plan, site, frames, timeout, "browser")
-    if not failure and report.get("check") != check.name:
-        raise InfrastructureError(f"grader fault: the observer reported on {report.get('check')!r}, "
-                                  f"not on check {check.name!r}")
-    return report, failure
-
-
-def _observer(ctx: GradeContext, plan: dict, site: Path | None, frames: Path | None, timeout_s: float,
-              role: str) -> tuple[dict, str | None]:
-    """Run the isolated observer; (report, failure the page caused). Frames go to the ``frames`` tar."""
+@contextmanager
+def _observer(ctx: GradeContext, check: BrowserCheck, seconds_left: float) -> Iterator[Sandbox]:
+    """The observer's container, started: it launches Chromium and reports the seat while the host builds."""
     seat_plan = seats.grader_plan(ctx.seat_need, ctx.seat_mode)
     spec = SandboxSpec(
         image=ctx.image, command=["python3", "-I", "-c", BOOT, PLAN], workdir="/opt/bench", limits=ctx.limits,
-        env={"HOME": "/home/bench", **seats.gpu_env(ctx.seat_need, ctx.seat_mode)}, labels=ctx.labels(role),
-        budgets=Budgets.of(ctx.limits, ctx.limits.check_output_max_mb, "check-output"), role=role,
+        env={"HOME": "/home/bench", **seats.gpu_env(ctx.seat_need, ctx.seat_mode)}, labels=ctx.labels("browser"),
+        budgets=Budgets.of(ctx.limits, ctx.limits.check_output_max_mb, "check-output"), role="browser",
         device_requests=seats.device_requests(ctx.seat_need, ctx.seat_mode),
     )
-    harness = {WHEEL.lstrip("/"): ctx.wheel.read_bytes(), PLAN.lstrip("/"): json.dumps({**plan, "seat": seat_plan}).encode()}
+    plan = {"mode": "observe", "check": check.model_dump(), "out": OUT, "go": GO, "seat": seat_plan,
+            "site_wait_s": min(check.build_timeout_s, seconds_left) + OBSERVER_SLACK_S}
+    harness = {WHEEL.lstrip("/"): ctx.wheel.read_bytes(), PLAN.lstrip("/"): json.dumps(plan).encode()}
     with ctx.sandboxes(spec) as box:
         box.put(tar_tree([], harness, uid=ROOT, read_only=True))
         box.put(dir_tar(OUT))
-        if site is not None:
-            box.put(dir_tar(SITE, uid=ROOT, read_only=True))
-            with open(site, "rb") as handle:
-                box.put(handle, at=SITE)
-        outcome = box.run(timeout_s, log_to=ctx.gate_log)
-        lines = [line[len(MARK):] for line in box.output(stdout=True, stderr=False).splitlines() if line.startswith(MARK)]
-        if len(lines) == 1 and frames is not None:
-            box.export(OUT, frames, FRAMES_MAX_BYTES)
+        box.put(dir_tar(SITE, uid=ROOT, read_only=True))
+        box.start()
+        yield box
+
+
+def seat_of(ctx: GradeContext, observer: Sandbox) -> dict[str, str]:
+    """The seat line the observer prints once Chromium is up; its absence is the grader's fault (ERROR)."""
+    deadline = time.monotonic() + SEAT_WITHIN_S
+    while True:
+        printed = observer.output(stdout=True, stderr=False)
+        lines = [line[len(SEAT_MARK):] for line in printed.splitlines() if line.startswith(SEAT_MARK)]
+        if lines:
+            return json.loads(lines[0])["seat"]
+        if observer.exited() or time.monotonic() > deadline:
+            log_line(ctx, observer.output()[-4000:])
+            raise InfrastructureError("grader fault: the browser observer never reported its seat; see gate.log")
+        time.sleep(0.05)
+
+
+def observe(ctx: GradeContext, check: BrowserCheck, observer: Sandbox, site: Path, frames: Path,
+            seconds_left: float) -> tuple[dict, str | None]:
+    """Hand the built folder to the running observer, wait for its report and its frames."""
+    with tarfile.open(site) as archive:
+        top = next((m.name.split("/")[0] for m in archive.getmembers()), check.serve)
+    with open(site, "rb") as handle:
+        observer.put(handle, at=SITE)
+    observer.put(tar_tree([], {GO.lstrip("/"): json.dumps({"site": f"{SITE}/{top}"}).encode()}, uid=ROOT,
+                          read_only=True))
+    outcome = observer.wait(min(check.timeout_s + OBSERVER_SLACK_S, seconds_left), log_to=ctx.gate_log)
+    lines = [line[len(MARK):] for line in observer.output(stdout=True, stderr=False).splitlines()
+             if line.startswith(MARK)]
     if len(lines) == 1:
-        return json.loads(lines[0]), None
+        observer.export(OUT, frames, FRAMES_MAX_BYTES)
+        report = json.loads(lines[0])
+        if report.get("check") != check.name:
+            raise InfrastructureError(f"grader fault: the observer reported on {report.get('check')!r}, "
+                                      f"not on check {check.name!r}")
+        return report, None
     if outcome.budget or outcome.timed_out or outcome.oom_killed:
         return {}, _why_unfinished(outcome, ctx)
     raise InfrastructureError(f"grader fault: the browser observer printed {len(lines)} report lines, expected 1; "

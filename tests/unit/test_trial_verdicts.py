@@ -13,7 +13,7 @@ import pytest
 
 from bench.agents.command import CommandAgent
 from bench.cases import load_case
-from bench.gates.runner import MARK
+from bench.gates.runner import MARK, SEAT_MARK
 from bench.harness import Harness
 from bench.models import ArmSpec, CaseRecord, EngineRecord, HarnessRecord, ImageRecord, Verdict
 from bench.paths import Project, TrialPaths
@@ -60,8 +60,9 @@ def no_staging(monkeypatch):
     monkeypatch.setattr("bench.trial.stage", lambda *args: None)
 
 
-def run_with(tmp_path: Path, case_id: str = "hello", cancel: bool = False, **behaviours) -> tuple:
-    engine = FakeEngine(behaviours)
+def run_with(tmp_path: Path, case_id: str = "hello", cancel: bool = False, starts: dict | None = None,
+             **behaviours) -> tuple:
+    engine = FakeEngine(behaviours, starts=starts if starts is not None else {"browser": seat_line("real", "nvidia")})
     run, spec = trial_of(tmp_path, engine, case_id, cancel)
     return run_trial(run, spec), spec.paths, engine
 
@@ -138,14 +139,10 @@ def test_an_interrupted_trial_says_so(tmp_path):
     assert result.reason.startswith("interrupted: the run was stopped")
 
 
-def seat_probe(klass: str, adapter: str):
-    """The seat-probe container's behaviour: its one report line names the seat."""
+def seat_line(klass: str, adapter: str):
+    """What the started observer prints before anyone waits on it: its seat line."""
     seat = {"class": klass, "chromium": "156", "adapter": adapter}
-
-    def probe(box: FakeSandbox) -> Outcome:
-        box.say(stdout=MARK + json.dumps({"seat": seat}) + "\n")
-        return Outcome(0, False, 0.1)
-    return probe
+    return lambda box: box.say(stdout=SEAT_MARK + json.dumps({"seat": seat}) + "\n")
 
 
 def built(box: FakeSandbox) -> Outcome:
@@ -154,15 +151,22 @@ def built(box: FakeSandbox) -> Outcome:
 
 
 def observed_by(browser) -> dict:
-    return {"agent": ok_agent, "build": built, "browser": browser, "seat-probe": seat_probe("real", "nvidia")}
+    return {"agent": ok_agent, "build": built, "browser": browser}
 
 
-def test_a_refused_seat_is_incomplete_and_nothing_is_built(tmp_path):
-    probe = seat_probe("fallback", "google / swiftshader")
-    result, _, engine = run_with(tmp_path, "red-box", agent=ok_agent, **{"seat-probe": probe})
+def test_a_refused_seat_is_incomplete_and_the_observer_never_gets_the_build(tmp_path):
+    starts = {"browser": seat_line("fallback", "google / swiftshader")}
+    result, _, engine = run_with(tmp_path, "red-box", starts=starts, **observed_by(lambda box: Outcome(0, False, 0.1)))
     assert result.verdict is Verdict.INCOMPLETE
     assert "needs a real GPU" in result.reason
-    assert "build" not in engine.roles() and "browser" not in engine.roles()
+    observer = next(box for box in engine.created if box.spec.role == "browser")
+    assert not observer.waited and not any(name.startswith("srv/") for name in observer.files)
+    assert observer.destroyed
+
+
+def test_an_observer_that_never_reports_its_seat_is_a_grader_fault(tmp_path):
+    result, _, _ = run_with(tmp_path, "red-box", starts={}, **observed_by(lambda box: Outcome(0, False, 0.1)))
+    assert result.verdict is Verdict.ERROR and "never reported its seat" in result.reason
 
 
 def test_an_observer_that_reports_nothing_is_a_grader_fault(tmp_path):
@@ -215,13 +219,14 @@ def test_a_build_that_leaves_no_served_folder_fails(tmp_path):
     behaviours = {**observed_by(lambda box: Outcome(0, False, 0.1)), "build": lambda box: Outcome(0, False, 0.1)}
     result, _, engine = run_with(tmp_path, "red-box", **behaviours)
     assert result.verdict is Verdict.FAIL and "the build left no dist/ folder to serve" in result.reason
-    assert "browser" not in engine.roles()
+    observer = next(box for box in engine.created if box.spec.role == "browser")
+    assert not observer.waited and observer.destroyed  # started beside the build, never handed a site
 
 
 def test_an_engine_fault_during_the_build_is_error_not_the_agents_failure(tmp_path):
     from bench.errors import InfrastructureError
 
-    engine = FakeEngine({"agent": ok_agent, "seat-probe": seat_probe("real", "nvidia")}, fail_create="build",
+    engine = FakeEngine({"agent": ok_agent}, starts={"browser": seat_line("real", "nvidia")}, fail_create="build",
                         fault=InfrastructureError("Docker engine refused creating a container: 500"))
     run, spec = trial_of(tmp_path, engine, "red-box")
     result = run_trial(run, spec)
