@@ -54,6 +54,12 @@ run_options = option_set(
                                        "credential proxy with ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."),
     click.option("--judge-script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
                  help="Judge offline: answer judge checks from this script's `judge = true` turns."),
+    click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                 help="local: trials on this machine's Docker engine; ray: each trial a Ray task on a cluster node "
+                      "offering the `docker` resource (pip install 'hermetic-bench[ray]'; README: Running on a Ray "
+                      "cluster)."),
+    click.option("--ray-address", metavar="HOST:PORT",
+                 help="The Ray cluster --executor ray joins (default: RAY_ADDRESS, else the one started here)."),
     click.option("--dry-run", is_flag=True,
                  help="Everything but the model call: build, stage, print the agent's argv and environment (secrets "
                       "redacted), grade the untouched workspace (FAILs expected; exit 0), mark the label a dry run."),

@@ -82,6 +82,13 @@ class RunProgress:
             self._refresh()
         self.say(line)
 
+    def withdrawn(self, name: str) -> None:
+        """A trial that was sent but never started (its Ray node went away first): no longer running, not done."""
+        with self._lock:
+            if name in self._running:
+                self._running.remove(name)
+            self._refresh()
+
     def _names(self) -> list[str]:
         return list(self._running)  # read by rich's refresh thread: a copy, without the lock the updates hold
 

@@ -36,7 +36,7 @@ from .hashing import sha256_file
 from .keys import SigningKey, load_or_create
 from .images import Images
 from .judge import judge_for
-from .lanes import lane_for
+from .lanes import RAY, lane_for
 from .lock import read_lock
 from .models import ArmSpec, CaseInputs, CaseRecord, EngineRecord, Limits, RunOptions, RunRecord, Verdict, utcnow
 from .result_models import TrialResult
@@ -81,6 +81,8 @@ class RunRequest:
     judge_model: str | None = None  # --judge-model: the model judge checks ask (bench/judge.py)
     judge_script: Path | None = None  # --judge-script: judge offline against a scripted endpoint
     dry_run: bool = False  # --dry-run: everything but the model call (bench/dry_run.py)
+    executor: str = "local"  # --executor: local (this machine's engine) or ray (bench/ray_executor.py)
+    ray_address: str | None = None  # --ray-address: the Ray cluster to join (default RAY_ADDRESS, else this machine's)
 
 
 @dataclass
@@ -109,6 +111,7 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     cases, arm_specs = _validate(request, project)
     # refused here, before anything is built; a dry run asks no model, so it reaches no judge either
     judge = None if request.dry_run else judge_for(cases, request.judge_model, request.judge_script)
+    _check_executor(request, judge)
     plugins = pack_arms(arm for arms in arm_specs.values() for arm in arms)  # each checkout read once, here
     agents = {arm.name: _agent(arm, request) for arm in (_with_defaults(arm, request) for arms in arm_specs.values()
                                                          for arm in arms)}
@@ -132,8 +135,8 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
     harness = prepare(Path(tempfile.mkdtemp(prefix="bench-wheel-")))  # into the label only once resume agrees
     context = RunContext(client, secrets.token_hex(6), paths.label, harness,
                          EngineRecord(*engine_versions(client)), request.command_line, seat=request.seat, ca=ca,
-                         project_root=project.root, judge=judge, lane=lane_for(request.seat),
-                         dry_run=request.dry_run)
+                         project_root=project.root, judge=judge, dry_run=request.dry_run,
+                         lane=RAY if request.executor == "ray" else lane_for(request.seat))
     try:
         found = resolve_arms(images, client, cases, arm_specs, subjects, list(agents.values()), Skills(project.root))
         context.lock = check_lock(images, project, request.locked, say)
@@ -145,12 +148,28 @@ def execute(request: RunRequest, project: Project, say: Say | None = None) -> Ru
         digests = FileDigests()  # each file is hashed once, however often the label is signed
         attest = _attester(paths, key, run.run_ids, digests)
         attest({spec.paths.dir for spec in specs})  # a crash before the first trial ends still leaves a signed label
-        results, engine_lost = _run_all(context, specs, request.concurrency or default_concurrency(), say, attest)
+        results, engine_lost = _dispatch(request, project, context, specs, say, attest)
     finally:
         _cleanup(client, context.run_id, say)
     summary = write_summary(paths, context.run_id, images.built)
     sign_label(paths, key, run.run_ids, final=True, digest=digests)
     return RunOutcome(paths, summary, results, engine_lost)
+
+
+def _check_executor(request: RunRequest, judge) -> None:
+    """What --executor ray cannot do is refused before anything is built, like a missing judge credential."""
+    if request.executor == "ray":
+        from .ray_executor import check_request
+        check_request(request, judge)
+
+
+def _dispatch(request: RunRequest, project: Project, context: RunContext, specs: list[TrialSpec], say: Say,
+              attest: Callable[[set[Path]], None]) -> tuple[list[TrialResult], bool]:
+    """The trials on this machine's engine (a thread pool), or as tasks on a Ray cluster (bench/ray_executor.py)."""
+    if request.executor == "ray":
+        from .ray_executor import run_on_ray
+        return run_on_ray(context, specs, project, request.ray_address, request.concurrency, say, result_line, attest)
+    return _run_all(context, specs, request.concurrency or default_concurrency(), say, attest)
 
 
 def check_lock(images: Images, project: Project, locked: bool, say: Say) -> dict[str, str]:
@@ -295,7 +314,7 @@ def _run_all(context: RunContext, specs: list[TrialSpec], concurrency: int, say:
                     continue
                 result = future.result()
                 results.append(result)
-                progress.finished(_name(futures[future]), result, _line(result))
+                progress.finished(_name(futures[future]), result, result_line(result))
                 attest(running())
                 if not engine_lost and _engine_lost(context, result):
                     engine_lost = True
@@ -342,7 +361,7 @@ def _name(spec: TrialSpec) -> str:
     return f"{spec.case.id}/{spec.arm.name}/trial-{spec.n}"
 
 
-def _line(result: TrialResult) -> str:
+def result_line(result: TrialResult) -> str:
     took = sum(result.phases.values())
     reason = f" — {result.reason}" if result.reason else ""
     judged = "".join(f" [{c.name}: {', '.join(f'{k} {v:g}' for k, v in c.metrics.items())}]"  # advisory ones too
