@@ -27,7 +27,7 @@ from typing import Callable
 from .assessment import unscored
 from .errors import BenchError, UsageError
 from .hashing import sha256_bytes, sha256_file
-from .models import ExecutorRecord, ImageRecord, Verdict, utcnow
+from .models import EngineRecord, ExecutorRecord, ImageRecord, Verdict, utcnow
 from .paths import Project
 from .progress import RunProgress
 from .ray_node import NodeReport, NodeTrial, RunShape, clean_node, prepare, run_on_node
@@ -76,11 +76,14 @@ def import_ray():
 
 def check_request(request, judge) -> None:
     """What --executor ray cannot carry to a node is refused before anything is built: Ray missing, a model judge
-    or a scripted model endpoint (both hold what must stay on this machine)."""
+    or a scripted model endpoint (both hold what must stay on this machine), a dry run (it prints here)."""
     import_ray()
     if judge is not None:
         raise UsageError("--executor ray: these cases have judge checks, whose model credential stays on this machine "
                          "— run them without --executor ray")
+    if request.dry_run:
+        raise UsageError("--executor ray: --dry-run prints each agent's command on this machine's terminal — dry-run "
+                         "without --executor ray")
     if request.agent_options.model_script:
         raise UsageError("--executor ray: --model-script serves the model from this machine — run without "
                          "--executor ray")
@@ -165,9 +168,7 @@ def _report(ray, node: dict, ref) -> NodeReport:
     try:
         return ray.get(ref)
     except Exception as exc:
-        from .models import EngineRecord
-
-        why = f"it did not answer ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        why = f"it did not answer ({type(exc).__name__}: {(str(exc).splitlines() or [''])[0]})"
         return NodeReport(node["NodeID"], node.get("NodeManagerHostname", "?"), EngineRecord("unknown", "unknown"), [why])
 
 
@@ -249,10 +250,8 @@ class _Schedule:
             return
         except RayTaskError as exc:
             result = self._error(flight, f"harness error on {node.report.name}: {_cause(exc)}")
-        except Exception as exc:  # the node, its worker or its object went away mid-trial
-            self._lose(node, f"{type(exc).__name__}")
-            result = self._error(flight, f"{node.report.name} was lost while running this trial ({type(exc).__name__}); "
-                                 "its containers are removed when the node returns (the next run's cleanup there)")
+        except Exception as exc:  # the node, or the worker running the trial, went away mid-trial
+            result = self._error(flight, self._lost(node, exc))
         node.ran += 1
         self.results.append(result)
         self.progress.finished(_where(spec, node), result, f"{self.line(result)} [{node.report.name}]")
@@ -281,6 +280,17 @@ class _Schedule:
                              expectations=unscored(spec.case.gate))
         return record(context, spec, result, dict(spec.images), None, {})
 
+    def _lost(self, node: Node, exc: Exception) -> str:
+        """The reason for a trial whose task died: its node is dropped when Ray says the node is gone."""
+        from ray.exceptions import NodeDiedError
+
+        what = type(exc).__name__
+        if isinstance(exc, NodeDiedError) or not _alive(self.ray, node.report.node_id):
+            self._lose(node, what)
+            return (f"{node.report.name} was lost while running this trial ({what}); its containers are removed when "
+                    "the node returns (the next run's cleanup there)")
+        return f"the Ray worker running this trial on {node.report.name} died ({what}: {(str(exc).splitlines() or [''])[0]})"
+
     def _lose(self, node: Node, why: str) -> None:
         if not node.lost:
             node.lost = True
@@ -294,6 +304,10 @@ class _Schedule:
         cleaning = [self.ray.remote(clean_node).options(**_on(self.ray, node.report.node_id)).remote(self.context.run_id)
                     for node in self.nodes if not node.lost]
         self.ray.wait(cleaning, num_returns=len(cleaning), timeout=120)
+
+
+def _alive(ray, node_id: str) -> bool:
+    return any(node["NodeID"] == node_id and node.get("Alive") for node in ray.nodes())
 
 
 def _where(spec: TrialSpec, node: Node) -> str:

@@ -2,13 +2,14 @@
 
 The cluster is started once for the module (tests/ray_cluster.py) and stopped at the
 end, whatever happened. The tests run in order: the second kills the second node, the
-third adds a node whose images differ from the run's.
+third interrupts a run, the fourth adds a node whose images differ from the run's.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -46,6 +47,16 @@ def only_dirty_harness(done) -> bool:
         {d["what"].split(" (")[0] for d in report["differences"]} == {"harness was dirty"}
 
 
+def bench_env() -> dict[str, str]:
+    return {**os.environ, "BENCH_ROOT": str(ROOT), "PYTHONPATH": str(ROOT)}
+
+
+def slow_run(cluster: RayCluster, tmp_path: Path, label: str, trials: int) -> list[str]:
+    """`bench run` of hello with an agent that takes a while, on the cluster."""
+    return [sys.executable, "-m", "bench.cli", "run", "hello", "--agent", "command", "--agent-cmd", SLOW_SOLVER,
+            "--trials", str(trials), "--executor", "ray", "--ray-address", cluster.address, "--label", label]
+
+
 def run_containers(docker_client, run_id: str) -> list:
     return docker_client.containers.list(all=True, filters={"label": f"bench.run={run_id}"})
 
@@ -78,10 +89,8 @@ def test_trials_spread_over_both_nodes_and_record_as_a_local_run_does(cluster, d
 
 def test_a_node_lost_mid_trial_gives_error_and_the_run_goes_on(cluster, docker_client, tmp_path):
     ids = cluster.node_ids()
-    env = {**os.environ, "BENCH_ROOT": str(ROOT), "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "bench.cli", "run", "hello", "--agent", "command", "--agent-cmd", SLOW_SOLVER,
-               "--trials", "4", "--executor", "ray", "--ray-address", cluster.address, "--label", "lost"]
-    runner = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    runner = subprocess.Popen(slow_run(cluster, tmp_path, "lost", 4), cwd=tmp_path, env=bench_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     second = cluster.nodes["second"].pid
     deadline = time.monotonic() + 180
     while not [c for c in docker_client.containers.list(filters={"label": "bench.role=agent"})
@@ -102,6 +111,25 @@ def test_a_node_lost_mid_trial_gives_error_and_the_run_goes_on(cluster, docker_c
             assert result["verdict"] == "PASS", result["reason"]
     run_id = next(iter(results.values()))["run_id"]
     assert run_containers(docker_client, run_id) == []
+
+
+def test_ctrl_c_cancels_the_ray_tasks_and_every_node_removes_the_runs_containers(cluster, docker_client, tmp_path):
+    from bench.engine import alive
+
+    sessions = {process.pid for process in cluster.nodes.values()}
+    runner = subprocess.Popen(slow_run(cluster, tmp_path, "stopped", 2), cwd=tmp_path, env=bench_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline, agents = time.monotonic() + 180, []
+    while not agents:
+        assert time.monotonic() < deadline and runner.poll() is None, "no agent ever ran on a node"
+        agents = [c for c in docker_client.containers.list(filters={"label": "bench.role=agent"})
+                  if any(_in_session(c.labels.get("bench.pid"), session) for session in sessions)]
+        time.sleep(0.5)
+    runner.send_signal(signal.SIGINT)
+    out, err = runner.communicate(timeout=180)
+    assert runner.returncode != 0 and "interrupted: cancelling the Ray tasks" in err, err
+    assert run_containers(docker_client, agents[0].labels["bench.run"]) == []
+    assert not alive(agents[0].labels["bench.pid"])  # the task's worker was killed, not left to finish
 
 
 def _in_session(pid: str | None, session: int) -> bool:
