@@ -30,7 +30,7 @@ from .hashing import sha256_bytes, sha256_file
 from .models import EngineRecord, ExecutorRecord, ImageRecord, Verdict, utcnow
 from .paths import Project
 from .progress import RunProgress
-from .ray_node import NodeReport, NodeTrial, RunShape, clean_node, prepare, run_on_node
+from .ray_node import NodeReport, NodeTrial, RunShape, clean_node, load_images, prepare, run_on_node
 from .ray_ship import Shipment, check_trial_files, pack_project, write_trial
 from .record import record
 from .result_models import TrialResult
@@ -110,9 +110,9 @@ def run_on_ray(context: RunContext, specs: list[TrialSpec], project: Project, ad
         shipment, bundle, wheel = _ship(ray, project, context, specs)
         shape = RunShape(context.run_id, context.label, context.harness.record, context.command_line, context.seat,
                          context.lane, context.dry_run, dict(context.lock), context.ca)
-        nodes = _accepted(ray, [(found, ray.remote(prepare).options(**_on(ray, found["NodeID"])).remote(
-            bundle, wheel, shipment, shape, _needed(specs))) for found in _docker_nodes(ray)], concurrency, say)
-        return _Schedule(ray, context, nodes, (bundle, wheel, shipment, shape), say, line, attest).run(specs)
+        shipped = (bundle, wheel, shipment, shape)
+        nodes = _accepted(ray, context, shipped, _needed(specs), concurrency, say)
+        return _Schedule(ray, context, nodes, shipped, say, line, attest).run(specs)
     finally:
         ray.shutdown()
 
@@ -147,12 +147,18 @@ def _on(ray, node_id: str, slots: float = 0) -> dict:
             "resources": {RESOURCE: slots} if slots else {}, "max_retries": 0}
 
 
-def _accepted(ray, prepared: list, concurrency: int | None, say: Say) -> list[Node]:
+def _accepted(ray, context: RunContext, shipped: tuple, needed: list[ImageRecord], concurrency: int | None,
+              say: Say) -> list[Node]:
     """The nodes that proved fit, each with its slots; every refused node said by name, with every reason."""
+    prepared = [(found, ray.remote(prepare).options(**_on(ray, found["NodeID"])).remote(*shipped, needed))
+                for found in _docker_nodes(ray)]
+    archives: dict = {}  # image ID -> its `docker save` archive in the object store, made once for every node
     nodes, refused = [], []
     for report in (_report(ray, node, ref) for node, ref in prepared):
-        if report.refused:
-            refused.append(f"{report.name} refused for this run: {'; '.join(report.refused)}")
+        problems = report.refused or (_send_images(ray, context.client, report, shipped, needed, archives, say)
+                                      if report.missing else [])
+        if problems:
+            refused.append(f"{report.name} refused for this run: {'; '.join(problems)}")
             say(refused[-1])
         else:
             nodes.append(Node(report, _slots(ray, report.node_id)))
@@ -161,6 +167,26 @@ def _accepted(ray, prepared: list, concurrency: int | None, say: Say) -> list[No
     _cap(nodes, concurrency)
     say("ray: " + ", ".join(f"{node.report.name} runs {node.slots} at a time" for node in nodes))
     return nodes
+
+
+def _send_images(ray, client, report: NodeReport, shipped: tuple, needed: list[ImageRecord], archives: dict,
+                 say: Say) -> list[str]:
+    """Send a node the images it lacks and can neither build nor pull (per-run layers), as `docker save` archives,
+    which keep image IDs; what is still wrong on the node after it loaded them."""
+    from .engine import engine_faults
+
+    say(f"{report.name}: sending {len(report.missing)} image(s) it lacks and cannot build or pull")
+    try:
+        for image_id in report.missing:
+            if image_id not in archives:
+                with engine_faults(f"saving image {image_id[:19]} for {report.name}"):
+                    archives[image_id] = ray.put(b"".join(client.images.get(image_id).save(named=False)))
+        return ray.get(ray.remote(load_images).options(**_on(ray, report.node_id)).remote(
+            *shipped, needed, [archives[image_id] for image_id in report.missing]))
+    except BenchError as exc:
+        return [str(exc)]
+    except Exception as exc:  # the node went away while loading
+        return [f"it did not load the images sent ({type(exc).__name__})"]
 
 
 def _report(ray, node: dict, ref) -> NodeReport:

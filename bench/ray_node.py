@@ -9,8 +9,10 @@ is the driver's half. A node is only ever handed trials after ``prepare`` accept
 2. the node's Docker engine answers, and the leftovers of runs whose process died on this
    host are removed first (a node lost mid-trial is cleaned up here, when it returns);
 3. every image the run's trials use is on the node's engine with the run's image ID:
-   found under its tag, or by ID, or built from the shipped images/ when its tag is
-   missing; the lock states on the node equal the driver's. Any difference refuses the
+   found under its tag, or by ID, pulled by the digest the lock records, or built from the
+   shipped images/; what none of those gives (a per-run layer: an agent CLI on a case's
+   image, a subject's project) the driver sends as a `docker save` archive, which keeps
+   image IDs; the lock states on the node equal the driver's. Any difference refuses the
    node for the run, by name; it is never used silently.
 
 ``run_on_node`` then rebuilds the run's RunContext around the node's own engine client
@@ -61,6 +63,7 @@ class NodeReport:
     host: str
     engine: EngineRecord
     refused: list[str]
+    missing: list[str] = field(default_factory=list)  # image IDs not here that the driver may send (load_images)
 
     @property
     def name(self) -> str:
@@ -99,10 +102,10 @@ def prepare(bundle: bytes, wheel: bytes, shipment: Shipment, shape: RunShape, im
     except BenchError as exc:
         return NodeReport(node_id, host, EngineRecord("unknown", "unknown"), [str(exc)])
     try:
-        problems += image_problems(client, Project(root), images, shape.lock)
+        found, missing = image_problems(client, Project(root), images, shape.lock)
     except BenchError as exc:
-        problems.append(str(exc))
-    return NodeReport(node_id, host, engine, problems)
+        found, missing = [str(exc)], []
+    return NodeReport(node_id, host, engine, problems + found, missing)
 
 
 def _harness_problems(shipment: Shipment) -> list[str]:
@@ -121,37 +124,77 @@ def _harness_problems(shipment: Shipment) -> list[str]:
             "install the driver's bench on the node and restart its Ray worker (`ray stop`, `ray start`)"]
 
 
-def image_problems(client, project: Project, needed: list[ImageRecord], lock: dict[str, str]) -> list[str]:
-    """Each image of the run not on this engine as the run pins it, and each lock state that differs here."""
+def image_problems(client, project: Project, needed: list[ImageRecord],
+                   lock: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Each image of the run held otherwise on this engine, and each lock state that differs here; with the IDs
+    of the images missing here that neither build nor pull (the driver may send those: ``load_images``)."""
     from . import lockcheck
     from .images import Images
     from .lock import read_lock
 
     images = Images(client, project)
-    problems = [problem for record in needed if (problem := _image_problem(images, record))]
-    if problems:
-        return problems
+    problems, missing = [], []
+    for record in needed:
+        try:
+            image = _locate(images, record)
+        except BenchError as exc:
+            problems.append(f"image {record.name} is missing here and did not build or pull: {exc}")
+            continue
+        if image is None:
+            missing.append(record.id)
+        elif image.id != record.id:
+            problems.append(f"image {record.name} {node_tag(record.tag)} is {_short(image.id)} on this node, the run "
+                            f"pins {_short(record.id)}")
+    if problems or missing:
+        return problems, missing
     pinned = {record.name: record for record in needed if record.name in lock}
     found = lockcheck.check(read_lock(project), pinned, lambda record: images.filesystem(record.name, record.id)["packages"])
     return [f"image {check.name} is {check.state} against the lock here, {lock[check.name]} on the driver"
-            for check in found if check.state != lock[check.name]]
+            for check in found if check.state != lock[check.name]], []
 
 
-def _image_problem(images, record: ImageRecord) -> str | None:
-    """Why this engine does not hold ``record`` as the run pins it, or None when it does (built when missing)."""
-    tag = node_tag(record.tag)
-    image = images.find(tag) or images.find(record.id)
+def _locate(images, record: ImageRecord):
+    """The image this engine holds for ``record``: under its tag, by its ID, pulled by the lock's digest, or built
+    from images/ (in that order); None when none of those has it."""
+    image = images.find(node_tag(record.tag)) or images.find(record.id) or _pulled(images, record)
     if image is None and (images.project.image_dir(record.name) / "image.toml").is_file():
+        image = images.find(images.ensure(record.name).id)
+    return image
+
+
+def _pulled(images, record: ImageRecord):
+    """The image pulled by the digest the lock records for it (`bench images push`), when the lock pins this ID."""
+    from .lock import read_lock
+    from .registry import pull
+
+    entry = read_lock(images.project).images.get(record.name)
+    if entry is None or entry.id != record.id:
+        return None
+    for registry in sorted(entry.registry_digests):
         try:
-            image = images.find(images.ensure(record.name).id)
-        except BenchError as exc:
-            return f"image {record.name} is missing and did not build here: {exc}"
-    if image is None:
-        return (f"image {record.name} ({_short(record.id)}) is not on this node — build or load it there "
-                f"(`bench images build {record.name}`, `bench images pull`)")
-    if image.id != record.id:
-        return f"image {record.name} {tag} is {_short(image.id)} on this node, the run pins {_short(record.id)}"
+            pull(images.project, registry, [record.name], lambda line: None)
+            return images.find(record.id)
+        except BenchError:
+            continue  # the next registry that holds it
     return None
+
+
+def load_images(bundle: bytes, wheel: bytes, shipment: Shipment, shape: RunShape, images: list[ImageRecord],
+                archives: list) -> list[str]:
+    """Load the images the driver sent (Ray objects holding `docker save` archives, which keep image IDs), then
+    check every image again."""
+    import ray
+
+    from .engine import connect, engine_faults
+
+    root, _ = unpack(bundle, wheel, shipment, _cache())
+    client = connect()
+    for archive in archives:
+        with engine_faults("loading an image the driver sent"):
+            client.images.load(ray.get(archive))
+    problems, missing = image_problems(client, Project(root), images, shape.lock)
+    return problems + [f"image {_short(image_id)} is still missing after loading what the driver sent"
+                       for image_id in missing]
 
 
 def node_tag(tag: str) -> str:

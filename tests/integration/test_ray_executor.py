@@ -160,3 +160,48 @@ def test_a_node_whose_image_differs_from_the_run_is_refused_by_name(cluster, doc
         assert odd not in {p["executor"]["node_id"] for p in provenance.values()}
     finally:
         docker_client.images.remove(mirror, noprune=True)
+
+
+def test_a_node_that_lacks_an_image_reports_it_and_loads_what_the_driver_sends(cluster, docker_client, tmp_path):
+    """The node half of sending per-run layers: prepare names the missing image's ID; load_images takes a
+    `docker save` archive through Ray's object store, and the image is back with the very ID the run pins."""
+    import io
+    import tarfile
+
+    import ray
+
+    from bench.harness import build_wheel
+    from bench.hashing import sha256_bytes
+    from bench.models import HarnessRecord, ImageRecord
+    from bench.paths import Project
+    from bench.ray_node import RunShape, load_images, prepare
+    from bench.ray_ship import Shipment, pack_project
+
+    context = io.BytesIO()
+    with tarfile.open(fileobj=context, mode="w") as tar:
+        for name, data in {"Dockerfile": b"FROM scratch\nCOPY hello /hello\n", "hello": b"hi\n"}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    context.seek(0)
+    image, _ = docker_client.images.build(fileobj=context, custom_context=True, tag="benchtest/ray-missing:1", rm=True)
+    archive = b"".join(image.save(named=False))
+    docker_client.images.remove(image.id, force=True)
+    wheel = build_wheel(tmp_path / "wheel").read_bytes()
+    bundle, _ = pack_project(Project(ROOT), [])
+    shipment = Shipment(sha256_bytes(bundle), sha256_bytes(wheel), "hermetic_bench.whl")
+    shape = RunShape("raytest", "raytest", HarnessRecord(version="0", git_sha=None, dirty=False,
+                                                         wheel_sha256=shipment.wheel_sha256), [], None, "ray", False)
+    needed = [ImageRecord(name="ray-missing", tag="benchtest/ray-missing:1", id=image.id)]
+    on_head = {"resources": {"head": 0.01}, "num_cpus": 0}
+    ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False)
+    try:
+        refs = [ray.put(bundle), ray.put(wheel)]
+        report = ray.get(ray.remote(prepare).options(**on_head).remote(*refs, shipment, shape, needed))
+        assert (report.refused, report.missing) == ([], [image.id])
+        problems = ray.get(ray.remote(load_images).options(**on_head).remote(*refs, shipment, shape, needed,
+                                                                               [ray.put(archive)]))
+        assert problems == [] and docker_client.images.get(image.id).id == image.id
+    finally:
+        ray.shutdown()
+        docker_client.images.remove(image.id, force=True)
