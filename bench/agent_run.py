@@ -18,6 +18,7 @@ from .agents import AgentPlan, AgentReport
 from .agents.base import TRANSCRIPT_LOG
 from .engine import ROLE_LABEL, run_labels
 from .models import ImageRecord
+from .pinned import changes_under
 from .plugin import env as plugin_env, lay as lay_plugin
 from .skills import lay as lay_skills
 from .sandbox import Budgets, BudgetExceeded, Sandbox, SandboxSpec, tar_tree
@@ -31,6 +32,7 @@ class AgentOutcome:
     timed_out: bool
     budget: str | None = None  # "disk" or "transcript" when the agent crossed one and was stopped
     report: AgentReport | None = None
+    changes: tuple[str, ...] | None = None  # what the agent changed under the case's pinned paths (bench/pinned.py)
 
 
 @dataclass(frozen=True)
@@ -67,10 +69,12 @@ def run_agent(run, trial, plan: AgentPlan, staged: ImageRecord | None, clock) ->
             outcome = box.run(limits.timeout_s, log_to=transcript)
             if plan.transcript != TRANSCRIPT_LOG and not outcome.budget:
                 _split_streams(box, transcript, trial.paths.agent_stderr)
+            pinned = tuple(trial.case.spec.pinned)
+            changes = tuple(changes_under(pinned, box.changes())) if pinned else None
         with clock("export"):
             export = export_workspace(box, trial.paths.workspace_tar, limits.export_max_mb)
     report = plan.read_report(transcript, outcome.timed_out) if plan.read_report else None
-    return AgentOutcome(outcome.exit_code, outcome.timed_out, outcome.budget, report), export
+    return AgentOutcome(outcome.exit_code, outcome.timed_out, outcome.budget, report, changes), export
 
 
 def export_workspace(box: Sandbox, to: Path, budget_mb: int) -> ExportOutcome:

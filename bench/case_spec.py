@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from .models import NAME, Limits, Strict
 
@@ -60,6 +60,14 @@ class CaseSpec(Strict):
         "workspace/ over it). Several cases share one without copying it; its content hash is part of the case's "
         "visible hash and is recorded in every result and summary.json.")
 
+    pinned: list[str] = Field(
+        default_factory=list, description="Workspace paths the case's image installs (a subject's node_modules, its "
+        "package manifest and lockfile): graders always use the image's copy, never the agent's, and every change "
+        "the agent made under them is recorded in result.json (pinned_changes).")
+    unmodified: list[str] = Field(
+        default_factory=list, description="Paths under `pinned` the agent must not change (the engine itself): a "
+        "recorded change there is the agent's FAIL, whatever the checks saw.")
+
     tags: list[str] = Field(
         default_factory=list, description="Plain lowercase names that group cases (e.g. quick, browser, allium): "
         "`bench run --tag T` runs every case carrying T; `bench cases` lists them.")
@@ -67,6 +75,23 @@ class CaseSpec(Strict):
     tracks: dict[str, TrackSpec] = Field(
         default_factory=dict, description="Authoring tracks by name: the case then runs as <id>@<track> for each "
         "(every track unless `--track` or <id>@<track> picks), and results key on case x track x arm.")
+
+    @field_validator("pinned", "unmodified")
+    @classmethod
+    def _paths(cls, value: list[str]) -> list[str]:
+        from .pinned import check_paths
+
+        return check_paths(value)
+
+    @model_validator(mode="after")
+    def _unmodified_is_pinned(self) -> "CaseSpec":
+        from .pinned import under
+
+        if stray := [path for path in self.unmodified if not under(path, self.pinned)]:
+            pinned = ", ".join(self.pinned) or "pinned is empty"
+            raise ValueError(f"unmodified path {stray[0]!r} is not under a pinned path ({pinned}): changes are "
+                             "observed only there")
+        return self
 
     @field_validator("image", "arms", "fixture", "tags", "tracks")
     @classmethod

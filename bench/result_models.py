@@ -108,6 +108,11 @@ class TrialResult(Record):
     timed_out: bool = False
     interrupted: bool = Field(False, description="The run was stopped before this trial finished.")
     export_bytes: int | None = None
+    pinned_changes: list[str] | None = Field(
+        None, description="What the agent changed under the case's pinned paths, as the engine's diff of its "
+        "container saw it (\"A|C|D path\"), at most 200; graders used the image's copy regardless. None: the case "
+        "pins nothing, or the work was made outside bench (not observed).")
+    pinned_changes_total: int | None = Field(None, description="How many pinned changes there were in all.")
     phases: dict[str, float] = Field(default_factory=dict, description="Seconds per phase.")
     usage: dict[str, float] = Field(
         default_factory=dict,

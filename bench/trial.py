@@ -39,6 +39,7 @@ from .result_models import TrialResult
 from .paths import TrialPaths
 from .plugin import Plugin
 from .skills import Skill
+from .pinned import LISTED_MAX, violations
 from .record import record
 from .sandbox import SandboxFactory
 from .staging import stage
@@ -111,7 +112,7 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
         if gradable(agent, export):
             with clock("grade"):
                 graded = grade(grade_context(run, trial), trial.case.gate)
-        verdict, reason = verdict_of(trial.limits, agent, export, graded)
+        verdict, reason = verdict_of(trial.limits, agent, export, graded, tuple(trial.case.spec.unmodified))
         result = result.model_copy(update={"verdict": verdict, "reason": reason,
                                            "checks": list(graded.checks) if graded else []})
     except SeatRefused as exc:
@@ -154,6 +155,8 @@ def _finish(run: RunContext, result: TrialResult, clock: Stopwatch) -> TrialResu
 
 def _with_agent(result: TrialResult, agent: AgentOutcome, export: ExportOutcome) -> TrialResult:
     update = {"agent_exit_code": agent.exit_code, "timed_out": agent.timed_out, "export_bytes": export.bytes}
+    if agent.changes is not None:
+        update.update(pinned_changes=list(agent.changes[:LISTED_MAX]), pinned_changes_total=len(agent.changes))
     if agent.report:
         update.update(agent_status=agent.report.status, session_id=agent.report.session_id, usage=agent.report.usage)
     return result.model_copy(update=update)
@@ -165,7 +168,7 @@ def gradable(agent: AgentOutcome, export: ExportOutcome) -> bool:
 
 
 def verdict_of(limits: Limits, agent: AgentOutcome, export: ExportOutcome,
-               graded: GradeOutcome | None) -> tuple[Verdict, str]:
+               graded: GradeOutcome | None, unmodified: tuple[str, ...] = ()) -> tuple[Verdict, str]:
     """The verdict and its reason from the phases' outcomes; the agent's own failures first."""
     if agent.budget == "disk":
         return Verdict.FAIL, f"disk budget: the agent wrote more than {limits.disk_max_mb} MiB and was stopped"
@@ -176,6 +179,9 @@ def verdict_of(limits: Limits, agent: AgentOutcome, export: ExportOutcome,
         return Verdict.FAIL, f"timeout: the agent ran past {limits.timeout_s} s and was killed"
     if export.refused:
         return Verdict.FAIL, export.refused
+    if changed := violations(unmodified, list(agent.changes or ())):
+        more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
+        return Verdict.FAIL, f"the agent changed the pinned engine, which the case says it must not: {changed[0]}{more}"
     if graded is None:
         raise InfrastructureError("harness fault: a gradable trial was not graded")
     return graded.verdict, graded.reason
@@ -188,7 +194,7 @@ def grade_context(run: RunContext, trial: TrialSpec) -> GradeContext:
         workspace_tar=trial.paths.workspace_tar, gate_log=trial.paths.gate_log, artifacts=trial.paths.artifacts,
         wheel=run.harness.wheel, seat_need=trial.case.spec.seat, seat_mode=run.seat,
         subject=trial.subject, subject_tarball=trial.subject_tarball, judge=_judge(run, trial), lane=run.lane,
-        dry_run=run.dry_run,
+        dry_run=run.dry_run, pinned=tuple(trial.case.spec.pinned),
     )
 
 

@@ -34,8 +34,9 @@ results that does not match the gate check for check is a harness fault (ERROR).
 
 from __future__ import annotations
 
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -43,6 +44,7 @@ from ..errors import InfrastructureError
 from ..lanes import LOCAL, skip_reason
 from ..gatespec import Check, GateSpec
 from ..models import Limits, SubjectRecord, Verdict
+from ..pinned import without_pinned
 from ..result_models import CheckResult
 from ..sandbox import SandboxFactory
 
@@ -70,6 +72,7 @@ class GradeContext:
     judge: BoundJudge | None = None  # the run's judge model and its sidecar, for judge checks (bench/judge.py)
     lane: str = LOCAL  # where this trial is graded: checks declared for other lanes are skipped (bench/lanes.py)
     dry_run: bool = False  # `bench run --dry-run`: checks that would call a model are skipped
+    pinned: tuple[str, ...] = ()  # workspace paths graders take from the image, never from the agent (bench/pinned.py)
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,16 @@ def grade(ctx: GradeContext, gate: GateSpec) -> GradeOutcome:
                  "allium-distill": allium.run_distill, "allium-weed": allium.run_weed, "judge": judge.run,
                  "harness": harness.run}
     started = time.monotonic()
-    deadline = started + gate.timeout_s
+    with tempfile.TemporaryDirectory(prefix="bench-graded-") as tmp:
+        if ctx.pinned:  # every check sees the agent's files without its copy of what the image pins
+            ctx = replace(ctx, workspace_tar=without_pinned(ctx.workspace_tar, Path(tmp) / "workspace.tar", ctx.pinned))
+        results = _run_checks(ctx, gate, executors, started + gate.timeout_s)
+    verdict, reason = decide(gate, results)
+    seat = next((r.seat for r in results if r.seat), None)
+    return GradeOutcome(verdict, reason, tuple(results), seat, round(time.monotonic() - started, 3))
+
+
+def _run_checks(ctx: GradeContext, gate: GateSpec, executors: dict, deadline: float) -> list[CheckResult]:
     results = []
     for check in gate.checks:
         left = deadline - time.monotonic()
@@ -104,9 +116,7 @@ def grade(ctx: GradeContext, gate: GateSpec) -> GradeOutcome:
         result = executors[check.kind](ctx, check, left)
         # only the skip above marks a check skipped: one that ran is a pass or a failure, whatever its executor said
         results.append(result.model_copy(update={"duration_s": round(time.monotonic() - began, 3), "skipped": False}))
-    verdict, reason = decide(gate, results)
-    seat = next((r.seat for r in results if r.seat), None)
-    return GradeOutcome(verdict, reason, tuple(results), seat, round(time.monotonic() - started, 3))
+    return results
 
 
 def decide(gate: GateSpec, results: list[CheckResult]) -> tuple[Verdict, str]:

@@ -58,7 +58,7 @@ def run(ctx: GradeContext, check: BrowserCheck, seconds_left: float) -> CheckRes
         site, frames = Path(tmp) / "site.tar", Path(tmp) / "frames.tar"
         with clock("build"):
             failure = build(ctx, check, site, seconds_left)
-        with clock("seat"):
+        with clock("seat-line"):  # the observer's own "seat" lap is the probe itself
             seat = seat_of(ctx, observer)
         if refused := refusal(ctx.seat_need, ctx.seat_mode or "auto", seat):
             return result(False, refused, incomplete=True, seat=seat, timings=clock.laps)

@@ -231,3 +231,48 @@ def test_an_engine_fault_during_the_build_is_error_not_the_agents_failure(tmp_pa
     run, spec = trial_of(tmp_path, engine, "red-box")
     result = run_trial(run, spec)
     assert result.verdict is Verdict.ERROR and "refused creating a container" in result.reason
+
+
+def sabotage(box: FakeSandbox) -> Outcome:
+    """An agent that solves nothing but patches the engine, adds a module and edits the manifest."""
+    box.files["workspace/node_modules/@dylanebert/shallot/src/index.ts"] = b"throw new Error('patched')"
+    box.files["workspace/node_modules/evil.js"] = b"// mine"
+    box.files["workspace/src/main.ts"] = b"// my work"
+    box.changed = [("C", "/workspace"), ("C", "/workspace/node_modules"), ("A", "/workspace/node_modules/evil.js"),
+                   ("C", "/workspace/node_modules/@dylanebert/shallot/src"),
+                   ("C", "/workspace/node_modules/@dylanebert/shallot/src/index.ts"),
+                   ("C", "/workspace/package.json"), ("A", "/workspace/src/main.ts"), ("A", "/tmp/scratch")]
+    return Outcome(0, False, 0.1)
+
+
+def test_pinned_changes_are_recorded_and_graders_never_get_the_agents_copy(tmp_path):
+    seen = {}
+
+    def build(box: FakeSandbox) -> Outcome:
+        seen.update(box.files)
+        return Outcome(0, False, 0.1)
+
+    result, _, _ = run_with(tmp_path, "red-box", agent=sabotage, build=build)
+    assert result.pinned_changes == ["A node_modules/evil.js", "C node_modules/@dylanebert/shallot/src/index.ts",
+                                     "C package.json"]
+    assert result.pinned_changes_total == 3
+    assert result.verdict is Verdict.FAIL
+    assert result.reason == ("the agent changed the pinned engine, which the case says it must not: "
+                             "C node_modules/@dylanebert/shallot/src/index.ts")
+    assert "workspace/src/main.ts" in seen  # the agent's own work reached the build
+    assert not any(name.startswith("workspace/node_modules") for name in seen)
+
+
+def test_a_change_outside_the_unmodified_paths_is_recorded_not_failed(tmp_path):
+    def manifest_only(box: FakeSandbox) -> Outcome:
+        box.changed = [("C", "/workspace/package.json"), ("A", "/workspace/node_modules/.vite/deps.json")]
+        return Outcome(0, False, 0.1)
+
+    result, _, _ = run_with(tmp_path, "red-box", agent=manifest_only, build=lambda box: Outcome(0, False, 0.1))
+    assert result.pinned_changes == ["A node_modules/.vite/deps.json", "C package.json"]
+    assert result.reason == "check 'a still red cube on a dark background' failed: the build left no dist/ folder to serve"
+
+
+def test_a_case_without_pinned_paths_records_none(tmp_path):
+    result, _, _ = run_with(tmp_path, agent=writes("Hello, world!\n"), check=hello_checks)
+    assert result.verdict is Verdict.PASS and result.pinned_changes is None
