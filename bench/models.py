@@ -29,7 +29,7 @@ def utcnow() -> datetime:
 class Strict(BaseModel):
     """Base of everything read from disk: unknown fields are errors."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Record(BaseModel):
@@ -38,7 +38,7 @@ class Record(BaseModel):
     Not frozen: a trial's result is filled in phase by phase before it is written.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 Level = Literal["pinned", "content-reproducible", "bit-reproducible"]

@@ -20,7 +20,7 @@ AssessmentStatus = Literal["none", "unscored", "partial", "pass", "fail"]
 class ExpectationResult(BaseModel):
     """One of the gate's semantic expectations as this trial stands: scored by an operator, or not yet."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     category: Category
     text: str = Field(description="Exactly as gate.toml words it; an assessment names it by this text.")
@@ -33,7 +33,7 @@ class ExpectationResult(BaseModel):
 class Diagnostic(BaseModel):
     """One compiler diagnostic of a `compile` check, with paths relative to the submission."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     code: str = Field(description="TS<n> (the compiler's) or bench-<rule> (a refused construct).")
     category: str = "error"
     file: str | None = Field(None, description="Relative to the submission root; a subject file as node_modules/...")
@@ -43,7 +43,7 @@ class Diagnostic(BaseModel):
 
 
 class CheckResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")  # a grader reporting a field this harness does not know is ERROR
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # a grader reporting a field this harness does not know is ERROR
 
     name: str
     kind: str

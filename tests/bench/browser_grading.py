@@ -1,27 +1,30 @@
-"""Grading time of the six Shallot cases on the software seat, and where it goes.
+"""Grading time of the six Shallot cases on the software seat, where it goes, and trials per minute.
 
-    python tests/bench/browser_grading.py [--json OUT] [--label NAME]
+    python tests/bench/browser_grading.py [--json OUT] [--label NAME] [--concurrency 1,2]
 
-Runs the oracle on all six browser cases, one trial each, one at a time (a software seat
-renders on the CPU, so concurrent graders would only slow each other), with
-``--seat software``. Reports per case the trial's phases (stage, agent, grade) and, inside
-the grade phase, the browser check's own stages:
+Runs the oracle on all six browser cases, one trial each, with ``--seat software``,
+once per concurrency asked for (default 1 and 2, alternating the order each round).
+Reports per case the trial's phases (stage, agent, export, grade) and, inside the
+grade phase, the browser check's own stages:
 
-  launch   Chromium starting                        } browser (inside the observer container)
-  seat     the WebGPU adapter probe                  } browser
-  ready    opening the page until it is ready        } browser
-  steps    input and frame captures                  } browser
-  seat-probe  the run's one seat probe container (first browser trial of a run only)
-  build    the build container: workspace in, the gate's build command, dist/ out
-  observe  the observer container's wall time; `containers` is observe minus the browser
-           stages: container start, copying the site in, Python and Playwright start-up,
-           frames out
-  measure  the host decoding the frames, deciding the predicates, saving PNGs
-  grader   the rest of the grade phase
+  build      the build container: workspace in, the gate's build command, dist/ out.
+             The observer container starts at the same moment and spends this time on
+             launch   Chromium starting                      } inside the observer,
+             seat     the WebGPU adapter probe               } overlapping the build
+             wait     waiting for the built site             }
+  seat-line  the host waiting for the observer's seat line after the build (~0 unless
+             Chromium took longer to start than the build took)
+  observe    the site into the observer until its report is out, frames back:
+             ready    opening the page until it is ready
+             steps    input and frame captures
+             containers = observe minus ready and steps: copies, frames out, container end
+  measure    the host decoding the frames, deciding the predicates, saving PNGs
+  grader     the rest of the grade phase (the graders' workspace copy without pinned paths)
 
-and the wall time of the whole run with the browser's share of it. Images and the
-subject's project image are built before timing (a warm-up run of red-box). This is a
-report, not a test: it never fails on timing.
+and, per concurrency, the wall time of the six trials and trials per minute (the
+figure `bench run` picks its default concurrency for a browser seat from). Images and
+the subject's project image are built before timing (a warm-up run of red-box). This
+is a report, not a test: it never fails on timing.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -42,7 +46,8 @@ from bench.result_models import TrialResult  # noqa: E402
 from bench.paths import Project  # noqa: E402
 from bench.run import RunRequest, execute  # noqa: E402
 
-BROWSER = ("launch", "seat", "ready", "steps")
+OBSERVED = ("ready", "steps")  # the observer's stages after the site arrived
+STAGES = ("build", "launch", "seat", "wait", "seat-line", *OBSERVED, "containers", "measure", "grader")
 
 
 def browser_cases() -> list[str]:
@@ -50,9 +55,9 @@ def browser_cases() -> list[str]:
     return [case for case in case_ids(project, known_cases(project)) if load_case(project, case).spec.seat != "none"]
 
 
-def run(cases: list[str], label: str, results: Path) -> tuple[float, list[TrialResult]]:
+def run(cases: list[str], label: str, results: Path, concurrency: int = 1) -> tuple[float, list[TrialResult]]:
     request = RunRequest(cases, agent="oracle", label=label, results=results, arms=["with-context"],
-                         concurrency=1, seat="software", command_line=["browser_grading.py"])
+                         concurrency=concurrency, seat="software", command_line=["browser_grading.py"])
     started = time.monotonic()
     outcome = execute(request, Project(ROOT), say=lambda line: None)
     return time.monotonic() - started, sorted(outcome.results, key=lambda r: cases.index(r.case))
@@ -63,7 +68,7 @@ def rows(results: list[TrialResult]) -> list[dict]:
     for result in results:
         check = next((c for c in result.checks if c.kind == "browser"), None)
         stages = dict(check.timings) if check else {}
-        stages["containers"] = round(stages.get("observe", 0.0) - sum(stages.get(n, 0.0) for n in BROWSER), 3)
+        stages["containers"] = round(stages.get("observe", 0.0) - sum(stages.get(n, 0.0) for n in OBSERVED), 3)
         grade = result.phases.get("grade", 0.0)
         stages["grader"] = round(grade - (check.duration_s if check else 0.0), 3)
         table.append({"case": result.case, "verdict": result.verdict.value, "phases": result.phases,
@@ -72,24 +77,38 @@ def rows(results: list[TrialResult]) -> list[dict]:
 
 
 def report(rows_: list[dict], wall: float) -> dict:
-    totals = {name: round(sum(r["stages"].get(name, 0.0) for r in rows_), 2)
-              for name in (*BROWSER, "seat-probe", "build", "containers", "measure", "grader")}
-    browser = sum(totals[name] for name in BROWSER)
+    totals = {name: round(sum(r["stages"].get(name, 0.0) for r in rows_), 2) for name in STAGES}
     grading = sum(r["grade_s"] for r in rows_)
-    header = f"{'case':18} {'verdict':8} {'trial s':>8} {'grade s':>8}  " + " ".join(f"{n:>7}" for n in totals)
+    header = f"{'case':18} {'verdict':8} {'trial s':>8} {'grade s':>8}  " + " ".join(f"{n:>10}" for n in totals)
     print(header)
     for r in rows_:
         print(f"{r['case']:18} {r['verdict']:8} {r['trial_s']:8.1f} {r['grade_s']:8.1f}  "
-              + " ".join(f"{r['stages'].get(n, 0.0):7.1f}" for n in totals))
+              + " ".join(f"{r['stages'].get(n, 0.0):10.1f}" for n in totals))
     print(f"{'total':18} {'':8} {sum(r['trial_s'] for r in rows_):8.1f} {grading:8.1f}  "
-          + " ".join(f"{totals[n]:7.1f}" for n in totals))
-    print(f"\nwall time of all {len(rows_)} oracle trials: {wall:.1f} s")
-    print(f"share of grading time: browser {browser / grading:.0%} (launch, seat probe, ready, steps), "
-          f"build container {totals['build'] / grading:.0%}, observer container start-up and copies "
-          f"{totals['containers'] / grading:.0%}, seat probe {totals['seat-probe'] / grading:.0%}, "
-          f"measuring on the host {totals['measure'] / grading:.0%}, the rest {totals['grader'] / grading:.0%}")
+          + " ".join(f"{totals[n]:10.1f}" for n in totals))
+    print(f"\nwall time of all {len(rows_)} oracle trials, one at a time: {wall:.1f} s")
+    shares = {name: totals[name] / grading for name in ("build", "seat-line", "observe", "measure", "grader")
+              if name in totals} if grading else {}
+    shares["observe"] = sum(totals[n] for n in (*OBSERVED, "containers")) / grading if grading else 0.0
+    print("share of grading time: " + ", ".join(f"{name} {share:.0%}" for name, share in shares.items()))
     return {"wall_s": round(wall, 2), "grading_s": round(grading, 2), "totals": totals,
-            "browser_share": round(browser / grading, 3), "build_share": round(totals["build"] / grading, 3)}
+            "shares": {name: round(share, 3) for name, share in shares.items()}}
+
+
+def throughput(cases: list[str], label: str, results: Path, levels: list[int], rounds: int) -> dict[int, list[float]]:
+    """Trials per minute of the six oracle trials at each concurrency, the order alternating per round."""
+    seen: dict[int, list[float]] = {level: [] for level in levels}
+    for round_ in range(rounds):
+        for level in (levels if round_ % 2 == 0 else list(reversed(levels))):
+            wall, results_ = run(cases, f"{label}-c{level}-r{round_}", results, concurrency=level)
+            verdicts = {r.case: r.verdict.value for r in results_}
+            per_minute = len(results_) / wall * 60
+            seen[level].append(per_minute)
+            print(f"concurrency {level}, round {round_ + 1}: {len(results_)} trials in {wall:.1f} s = "
+                  f"{per_minute:.2f} trials/min (load {os.getloadavg()[0]:.1f}); verdicts {verdicts}", flush=True)
+    for level, values in seen.items():
+        print(f"concurrency {level}: median {statistics.median(values):.2f} trials/min over {len(values)} round(s)")
+    return seen
 
 
 def main() -> int:
@@ -97,6 +116,9 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="Also write the numbers here.")
     parser.add_argument("--label", default=f"browser-grading-{int(time.time())}")
     parser.add_argument("--results", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "bench-browser-grading")
+    parser.add_argument("--concurrency", default="1,2", help="Concurrencies to measure trials per minute at "
+                        "(comma-separated; empty to skip).")
+    parser.add_argument("--rounds", type=int, default=1, help="Rounds of the throughput measurement.")
     args = parser.parse_args()
     cases = browser_cases()
     print(f"{platform.node()}: {os.cpu_count()} cores; warming up (images, subject, staged states)", flush=True)
@@ -104,9 +126,11 @@ def main() -> int:
     wall, results = run(cases, args.label, args.results)
     table = rows(results)
     summary = report(table, wall)
+    levels = [int(level) for level in args.concurrency.split(",") if level]
+    rates = throughput(cases, args.label, args.results, levels, args.rounds) if levels else {}
     if args.json:
-        args.json.write_text(json.dumps({"cases": table, **summary}, indent=2) + "\n")
-    return 0
+        args.json.write_text(json.dumps({"cases": table, **summary, "trials_per_minute": rates}, indent=2) + "\n")
+    return 0 if all(r["verdict"] == "PASS" for r in table) else 1
 
 
 if __name__ == "__main__":
