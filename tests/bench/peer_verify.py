@@ -215,7 +215,7 @@ def report(rows: list[dict]) -> dict:
     return summary
 
 
-def setup(project: Project, label: str, results: Path) -> Peer:
+def setup(project: Project, label: str, results: Path) -> tuple[Peer, dict]:
     """Everything before timing: bench's warm-up run, the peer's container, browser and one untimed run."""
     warm = bench_trial(f"{label}-warmup", results)
     print(f"bench warm-up: {warm['bench_verdict']} (grade {warm.get('bench_grade_s', 0):.1f} s)", flush=True)
@@ -234,7 +234,7 @@ def setup(project: Project, label: str, results: Path) -> Peer:
     if first["problem"] or not first["peer_pass"]:
         peer.close()
         raise RuntimeError(first["problem"] or f"the peer's untimed run did not pass: {first['peer_errors']}")
-    return peer
+    return peer, first
 
 
 def main() -> int:
@@ -249,7 +249,7 @@ def main() -> int:
     project = Project(ROOT)
     print(f"{platform.node()}: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; warming up", flush=True)
     try:
-        peer = setup(project, args.label, args.results)
+        peer, first = setup(project, args.label, args.results)
     except RuntimeError as exc:
         print(f"could not set up: {exc}", file=sys.stderr)
         return 1
@@ -267,7 +267,8 @@ def main() -> int:
         print(f"problem: {problem}", file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps({"machine": platform.node(), "cores": os.cpu_count(), "case": CASE,
-                                         "pairs": rows, "summary": summary}, indent=2) + "\n")
+                                         "peer_first_untimed": first, "pairs": rows, "summary": summary},
+                                        indent=2) + "\n")
     return 1 if problems else 0
 
 
