@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -94,11 +95,19 @@ def connect(address: str | None):
     ray = import_ray()
     target = address or os.environ.get("RAY_ADDRESS") or "auto"
     try:
+        _reachable(target)
         ray.init(address=target, logging_level=logging.WARNING, log_to_driver=False, ignore_reinit_error=True)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
+    except (OSError, RuntimeError, ValueError) as exc:
         raise UsageError(f"no Ray cluster answers at {target} ({exc}) — start one with `ray start --head "
                          f"--resources '{{\"{RESOURCE}\": 4}}'` or pass --ray-address HOST:PORT") from None
     return ray
+
+
+def _reachable(target: str) -> None:
+    """A HOST:PORT that nothing answers on is refused at once: ray.init would wait on it for minutes."""
+    host, _, port = target.rpartition(":")
+    if host and port.isdigit() and "://" not in target:
+        socket.create_connection((host, int(port)), timeout=10).close()
 
 
 def run_on_ray(context: RunContext, specs: list[TrialSpec], project: Project, address: str | None,

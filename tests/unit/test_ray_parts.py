@@ -106,3 +106,10 @@ def test_what_cannot_reach_a_node_is_refused_before_anything_is_built(change, wo
         check_request(request, judge=None)
     with pytest.raises(UsageError, match="judge checks"):
         check_request(RunRequest(cases=["hello"], executor="ray"), judge=object())
+
+
+def test_an_address_where_no_cluster_answers_is_refused_at_once_naming_the_fix():
+    from bench.ray_executor import connect
+
+    with pytest.raises(UsageError, match=r"no Ray cluster answers at 127.0.0.1:1 .*ray start --head"):
+        connect("127.0.0.1:1")
