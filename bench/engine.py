@@ -196,14 +196,26 @@ def remove_orphans(client: docker.DockerClient) -> list[str]:
 
     The engine selects by label (ours, this host); a live owner's containers are
     skipped by pid alone, never inspected or waited on, so cleanup cannot stall
-    behind another run's busy container.
+    behind another run's busy container. A run owned by several processes (a Ray
+    run's workers, bench/ray_node.py) keeps what its live ones own: only the dead
+    owners' containers go, and the whole run (volumes too) once no owner is alive.
     """
     selector = {"label": [f"{HARNESS_LABEL}={HARNESS}", f"{HOST_LABEL}={socket.gethostname()}"]}
-    orphan_runs = {(found.get("Labels") or {}).get(RUN_LABEL, "") for found in _containers(client, selector, "cleanup")
-                   if not alive((found.get("Labels") or {}).get(PID_LABEL, ""))}
-    for run_id in orphan_runs:
+    found = [found.get("Labels") or {} for found in _containers(client, selector, "cleanup")]
+    live_runs = {labels.get(RUN_LABEL, "") for labels in found if alive(labels.get(PID_LABEL, ""))}
+    dead = [labels for labels in found if not alive(labels.get(PID_LABEL, ""))]
+    for run_id in {labels.get(RUN_LABEL, "") for labels in dead} - live_runs:
         remove_run_containers(client, run_id)
-    return sorted(orphan_runs)
+    for run_id, pid in {(labels.get(RUN_LABEL, ""), labels.get(PID_LABEL, "")) for labels in dead}:
+        if run_id in live_runs:
+            remove_owned_containers(client, run_id, pid)
+    return sorted({labels.get(RUN_LABEL, "") for labels in dead})
+
+
+def remove_owned_containers(client: docker.DockerClient, run_id: str, pid: str) -> int:
+    """Force-remove the run's containers that process ``pid`` on this host made; the rest of the run stays."""
+    selector = {"label": [f"{RUN_LABEL}={run_id}", f"{PID_LABEL}={pid}", f"{HOST_LABEL}={socket.gethostname()}"]}
+    return sum(_remove_container(client, found["Id"]) for found in _containers(client, selector, "cleanup"))
 
 
 def engine_versions(client: docker.DockerClient) -> tuple[str, str]:

@@ -205,3 +205,30 @@ def test_a_node_that_lacks_an_image_reports_it_and_loads_what_the_driver_sends(c
     finally:
         ray.shutdown()
         docker_client.images.remove(image.id, force=True)
+
+
+def test_cleanup_of_a_dead_workers_containers_spares_the_live_workers_of_the_same_run(docker_client):
+    """A Ray run has one run id and many owning processes (workers): when one dies (its node lost), any bench on the
+    host removes that worker's containers, never its live siblings' (which once took a live trial down)."""
+    import socket
+
+    from bench.engine import HARNESS, HARNESS_LABEL, HOST_LABEL, PID_LABEL, RUN_LABEL, remove_orphans
+    from bench.images import Images
+    from bench.paths import Project
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # its pid now names no process: a worker of a lost node
+    image = Images(docker_client, Project(ROOT)).tag("base")
+    made = {owner: docker_client.containers.create(image, ["sleep", "60"], network_disabled=True, labels={
+        HARNESS_LABEL: HARNESS, HOST_LABEL: socket.gethostname(), PID_LABEL: str(pid), RUN_LABEL: "raytest-shared"})
+        for owner, pid in (("live", os.getpid()), ("dead", gone.pid))}
+    try:
+        assert "raytest-shared" in remove_orphans(docker_client)
+        left = {c.id for c in docker_client.containers.list(all=True, filters={"label": f"{RUN_LABEL}=raytest-shared"})}
+        assert left == {made["live"].id}
+    finally:
+        for container in made.values():
+            try:
+                container.remove(force=True)
+            except Exception:
+                pass
