@@ -26,6 +26,7 @@ and the pure parts here (classification, refusal) are tested without them.
 
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
 import io
@@ -288,6 +289,7 @@ class Session:
     def open(self) -> str:
         """A new page at the URL, waited on until ready; returns how readiness was seen."""
         self.page = self.context.new_page()
+        self.cdp = self.context.new_cdp_session(self.page)
         self.page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
         self.page.on("console", lambda msg: msg.type == "error" and self.errors.append(f"console: {msg.text[:300]}"))
         self.page.goto(self.url, timeout=60_000)
@@ -318,9 +320,17 @@ class Session:
                           f"and no {'structured frame' if self.check.get('ready') == 'signal-or-structured' else 'two identical structured frames'}){errors}")
 
     def grab(self) -> tuple[pixels.Frame, bytes]:
+        """The viewport as Chromium composited it, captured over CDP.
+
+        Playwright's own screenshot first injects a style (to hide the caret), which
+        costs SwiftShader a whole extra frame; the compositor's capture gives the same
+        pixels (PNG is lossless; checked frame for frame on the six cases) in about
+        half the time. optimizeForSpeed only lowers the PNG compression level.
+        """
         from PIL import Image
 
-        png = self.page.screenshot(type="png", timeout=60_000)
+        captured = self.cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
+        png = base64.b64decode(captured["data"])
         image = Image.open(io.BytesIO(png)).convert("RGBA")
         return pixels.Frame(image.width, image.height, image.tobytes()), png
 
