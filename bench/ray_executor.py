@@ -148,6 +148,16 @@ def _docker_nodes(ray) -> list[dict]:
     return found
 
 
+_REMOTES: dict = {}
+
+
+def _remote(ray, function):
+    """The Ray remote function for ``function``, made once per process (each one is exported to the cluster)."""
+    if function not in _REMOTES:
+        _REMOTES[function] = ray.remote(function)
+    return _REMOTES[function]
+
+
 def _on(ray, node_id: str, slots: float = 0) -> dict:
     """Task options that place it on exactly this node (never elsewhere), holding ``slots`` docker units."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -159,7 +169,7 @@ def _on(ray, node_id: str, slots: float = 0) -> dict:
 def _accepted(ray, context: RunContext, shipped: tuple, needed: list[ImageRecord], concurrency: int | None,
               say: Say) -> list[Node]:
     """The nodes that proved fit, each with its slots; every refused node said by name, with every reason."""
-    prepared = [(found, ray.remote(prepare).options(**_on(ray, found["NodeID"])).remote(*shipped, needed))
+    prepared = [(found, _remote(ray, prepare).options(**_on(ray, found["NodeID"])).remote(*shipped, needed))
                 for found in _docker_nodes(ray)]
     archives: dict = {}  # image ID -> its `docker save` archive in the object store, made once for every node
     nodes, refused = [], []
@@ -190,7 +200,7 @@ def _send_images(ray, client, report: NodeReport, shipped: tuple, needed: list[I
             if image_id not in archives:
                 with engine_faults(f"saving image {image_id[:19]} for {report.name}"):
                     archives[image_id] = ray.put(b"".join(client.images.get(image_id).save(named=False)))
-        return ray.get(ray.remote(load_images).options(**_on(ray, report.node_id)).remote(
+        return ray.get(_remote(ray, load_images).options(**_on(ray, report.node_id)).remote(
             *shipped, needed, [archives[image_id] for image_id in report.missing]))
     except BenchError as exc:
         return [str(exc)]
@@ -259,11 +269,12 @@ class _Schedule:
         return self.results, bool(queue)
 
     def _send(self, queue: deque) -> None:
+        """Fill free slots one trial per node in turn, so trials spread over the nodes rather than fill the first."""
         bundle, wheel, shipment, shape = self.shipped
-        for node in self.nodes:
-            while queue and not node.lost and node.running < node.slots:
+        while queue and (free := [node for node in self.nodes if not node.lost and node.running < node.slots]):
+            for node in free[:len(queue)]:
                 spec = queue.popleft()
-                ref = self.ray.remote(run_on_node).options(**_on(self.ray, node.report.node_id, 1)).remote(
+                ref = _remote(self.ray, run_on_node).options(**_on(self.ray, node.report.node_id, 1)).remote(
                     bundle, wheel, shipment, shape, node.report, spec)
                 self.flights[ref] = Flight(spec, node)
                 node.running += 1
@@ -336,7 +347,7 @@ class _Schedule:
         self.say("interrupted: cancelling the Ray tasks, removing the run's containers on every node")
         for ref in list(self.flights):
             self.ray.cancel(ref, force=True)
-        cleaning = [self.ray.remote(clean_node).options(**_on(self.ray, node.report.node_id)).remote(self.context.run_id)
+        cleaning = [_remote(self.ray, clean_node).options(**_on(self.ray, node.report.node_id)).remote(self.context.run_id)
                     for node in self.nodes if not node.lost]
         self.ray.wait(cleaning, num_returns=len(cleaning), timeout=120)
 

@@ -87,7 +87,7 @@ def test_trials_spread_over_both_nodes_and_record_as_a_local_run_does(cluster, d
     assert lanes == {"hello/default/trial-1": "local-docker", "hello/default/trial-2": "ray"}
 
 
-def test_a_node_lost_mid_trial_gives_error_and_the_run_goes_on(cluster, docker_client, tmp_path):
+def test_a_node_lost_mid_trial_gives_error_and_the_run_goes_on(cluster, docker_client, bench, tmp_path):
     ids = cluster.node_ids()
     runner = subprocess.Popen(slow_run(cluster, tmp_path, "lost", 4), cwd=tmp_path, env=bench_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -111,6 +111,7 @@ def test_a_node_lost_mid_trial_gives_error_and_the_run_goes_on(cluster, docker_c
             assert result["verdict"] == "PASS", result["reason"]
     run_id = next(iter(results.values()))["run_id"]
     assert run_containers(docker_client, run_id) == []
+    assert only_dirty_harness(bench("verify-provenance", str(tmp_path / "results/lost"), "--json"))  # ERRORs too
 
 
 def test_ctrl_c_cancels_the_ray_tasks_and_every_node_removes_the_runs_containers(cluster, docker_client, tmp_path):
