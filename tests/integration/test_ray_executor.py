@@ -195,6 +195,7 @@ def test_a_node_that_lacks_an_image_reports_it_and_loads_what_the_driver_sends(c
                                                          wheel_sha256=shipment.wheel_sha256), [], None, "ray", False)
     needed = [ImageRecord(name="ray-missing", tag="benchtest/ray-missing:1", id=image.id)]
     on_head = {"resources": {"head": 0.01}, "num_cpus": 0}
+    kept = signal.getsignal(signal.SIGTERM), sys.excepthook  # ray.init replaces both in this (pytest's) process
     ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False)
     try:
         refs = [ray.put(bundle), ray.put(wheel)]
@@ -205,6 +206,8 @@ def test_a_node_that_lacks_an_image_reports_it_and_loads_what_the_driver_sends(c
         assert problems == [] and docker_client.images.get(image.id).id == image.id
     finally:
         ray.shutdown()
+        signal.signal(signal.SIGTERM, kept[0])
+        sys.excepthook = kept[1]
         docker_client.images.remove(image.id, force=True)
 
 
