@@ -113,3 +113,14 @@ def test_an_address_where_no_cluster_answers_is_refused_at_once_naming_the_fix()
 
     with pytest.raises(UsageError, match=r"no Ray cluster answers at 127.0.0.1:1 .*ray start --head"):
         connect("127.0.0.1:1")
+
+
+def test_a_node_whose_bench_builds_another_wheel_is_refused_with_the_fix(tmp_path):
+    from bench.harness import build_wheel
+    from bench.hashing import sha256_file
+    from bench.ray_node import _harness_problems
+
+    ours = sha256_file(build_wheel(tmp_path))
+    assert _harness_problems(Shipment("b" * 64, ours, "h.whl")) == []
+    [problem] = _harness_problems(Shipment("b" * 64, "0" * 64, "h.whl"))
+    assert "its bench is another build" in problem and "install the driver's bench on the node" in problem
