@@ -31,6 +31,7 @@ from .engine import ROLE_LABEL, run_labels
 from .errors import EngineUnavailable, InfrastructureError, SeatRefused
 from .gates.browser import Stopwatch
 from .grading import GradeContext, GradeOutcome, grade
+from .grading.browser import prestarted
 from .harness import Harness
 from .judge import BoundJudge, JudgeSetup
 from .lanes import LOCAL
@@ -44,6 +45,9 @@ from .record import record
 from .sandbox import SandboxFactory
 from .staging import stage
 from .submission import pack_submission
+
+
+EXPORT_SLACK_S = 300  # staging and the export, beyond the agent's and the gate's wall clocks
 
 
 @dataclass
@@ -106,12 +110,14 @@ def run_trial(run: RunContext, trial: TrialSpec) -> TrialResult:
     try:
         plan = trial.agent.plan(trial.case, trial.arm.context)
         secrets = {**secrets, **plan.redactions()}  # handed to the agent, or held by its credential proxy
-        agent, export, staged = produce(run, trial, plan, clock)
-        images.update({"staged": staged} if staged else {})
-        result = _with_agent(result, agent, export)
-        if gradable(agent, export):
-            with clock("grade"):
-                graded = grade(grade_context(run, trial), trial.case.gate)
+        waiting_s = trial.limits.timeout_s + trial.case.gate.timeout_s + EXPORT_SLACK_S
+        with prestarted(grade_context(run, trial), trial.case.gate, waiting_s) as grading:  # browsers start now
+            agent, export, staged = produce(run, trial, plan, clock)
+            images.update({"staged": staged} if staged else {})
+            result = _with_agent(result, agent, export)
+            if gradable(agent, export):
+                with clock("grade"):
+                    graded = grade(grading, trial.case.gate)
         verdict, reason = verdict_of(trial.limits, agent, export, graded, tuple(trial.case.spec.unmodified))
         result = result.model_copy(update={"verdict": verdict, "reason": reason,
                                            "checks": list(graded.checks) if graded else []})

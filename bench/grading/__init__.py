@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -46,7 +46,7 @@ from ..gatespec import Check, GateSpec
 from ..models import Limits, SubjectRecord, Verdict
 from ..pinned import without_pinned
 from ..result_models import CheckResult
-from ..sandbox import SandboxFactory
+from ..sandbox import Sandbox, SandboxFactory
 
 if TYPE_CHECKING:
     from ..judge import BoundJudge
@@ -73,6 +73,7 @@ class GradeContext:
     lane: str = LOCAL  # where this trial is graded: checks declared for other lanes are skipped (bench/lanes.py)
     dry_run: bool = False  # `bench run --dry-run`: checks that would call a model are skipped
     pinned: tuple[str, ...] = ()  # workspace paths graders take from the image, never from the agent (bench/pinned.py)
+    observers: dict[str, Sandbox] = field(default_factory=dict)  # browser check -> its observer, started early
 
 
 @dataclass(frozen=True)

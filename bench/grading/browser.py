@@ -1,11 +1,12 @@
-"""The `browser` check's executor: build and observe in two containers at once, then decide here.
+"""The `browser` check's executor: an observer started with the trial, a build at grading, decided here.
 
-1. **Observe, started first**: a fresh browser container gets the plan and the harness
-   wheel (root-owned, read-only) and runs the observer isolated (``python3 -I``, working
-   directory /opt/bench). It launches Chromium and reports the seat while the build runs,
-   then waits for the served folder. No program of the agent's runs there; its page's
-   JavaScript runs inside Chromium.
-2. **Build**, meanwhile: the gate's build command runs like any command check
+1. **Observe, started first**: when the trial starts (``prestarted``), a fresh browser
+   container per browser check gets the plan and the harness wheel (root-owned, read-only)
+   and runs the observer isolated (``python3 -I``, working directory /opt/bench). It
+   launches Chromium and reports the seat while the agent works, then waits for the
+   served folder. No program of the agent's runs there; its page's JavaScript runs inside
+   Chromium, and only after the agent's container is gone.
+2. **Build**, at grading: the gate's build command runs like any command check
    (bench/grading/command.py), as the graded code's uid in a fresh container; only the
    served folder leaves it, within the export budget.
 3. **Seat**: a case that needs a GPU on a seat without one is INCOMPLETE; the observer
@@ -14,8 +15,9 @@
    the frames come back as files, and the host decodes them and decides every
    predicate (bench/gates/pixels.py).
 
-Running both at once is what makes grading cheaper than the engine's own verifier: the
-browser's start-up and the seat probe overlap the build (tests/bench/peer_verify.py).
+Starting the browser with the trial is what makes grading cheaper than the engine's own
+verifier: Chromium's start-up and the seat probe are off the grade phase's path
+(tests/bench/peer_verify.py measures both side by side).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ import json
 import tarfile
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
 
@@ -34,7 +37,8 @@ from ..errors import InfrastructureError
 from ..gates import pixels
 from ..gates.browser import Stopwatch, refusal, slug
 from ..gates.runner import BOOT, MARK, PLAN, SEAT_MARK, WHEEL
-from ..gatespec import BrowserCheck
+from ..gatespec import BrowserCheck, GateSpec
+from ..lanes import skip_reason
 from ..result_models import CheckResult
 from ..sandbox import ROOT, Budgets, BudgetExceeded, MissingPath, Sandbox, SandboxSpec, dir_tar, tar_tree
 from . import GradeContext, log_line
@@ -54,8 +58,11 @@ def run(ctx: GradeContext, check: BrowserCheck, seconds_left: float) -> CheckRes
                                                           passed=passed, detail=detail, **extra)
     log_line(ctx, f"--- check '{check.name}' (browser)")
     clock, began = Stopwatch(), time.monotonic()  # the host's share: build, seat, observer, measuring
-    with tempfile.TemporaryDirectory(prefix="bench-site-") as tmp, _observer(ctx, check, seconds_left) as observer:
-        site, frames = Path(tmp) / "site.tar", Path(tmp) / "frames.tar"
+    with ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-site-")))
+        observer = ctx.observers.pop(check.name, None)  # started with the trial (``prestarted``), or now
+        observer = stack.enter_context(observer or _observer(ctx, check, seconds_left + OBSERVER_SLACK_S))
+        site, frames = tmp / "site.tar", tmp / "frames.tar"
         with clock("build"):
             failure = build(ctx, check, site, seconds_left)
         with clock("seat-line"):  # the observer's own "seat" lap is the probe itself
@@ -91,8 +98,23 @@ def build(ctx: GradeContext, check: BrowserCheck, site: Path, seconds_left: floa
 
 
 @contextmanager
-def _observer(ctx: GradeContext, check: BrowserCheck, seconds_left: float) -> Iterator[Sandbox]:
-    """The observer's container, started: it launches Chromium and reports the seat while the host builds."""
+def prestarted(ctx: GradeContext, gate: GateSpec, waiting_s: float) -> Iterator[GradeContext]:
+    """The context with an observer already started for each browser check, for the trial's whole life.
+
+    Started with the trial, Chromium's start-up and the seat probe happen while the agent
+    works (and cost the grade phase nothing); each waits up to ``waiting_s`` for its site
+    and is removed when the trial ends, used or not.
+    """
+    with ExitStack() as stack:
+        observers = {check.name: stack.enter_context(_observer(ctx, check, waiting_s)) for check in gate.checks
+                     if check.kind == "browser" and skip_reason(check.lanes, check.kind, ctx.lane, ctx.dry_run) is None}
+        yield replace(ctx, observers=observers)
+
+
+@contextmanager
+def _observer(ctx: GradeContext, check: BrowserCheck, waiting_s: float) -> Iterator[Sandbox]:
+    """The observer's container, started: it launches Chromium and reports the seat, then waits for the site
+    (at most ``waiting_s``) while the host builds it."""
     seat_plan = seats.grader_plan(ctx.seat_need, ctx.seat_mode)
     spec = SandboxSpec(
         image=ctx.image, command=["python3", "-I", "-c", BOOT, PLAN], workdir="/opt/bench", limits=ctx.limits,
@@ -101,7 +123,7 @@ def _observer(ctx: GradeContext, check: BrowserCheck, seconds_left: float) -> It
         device_requests=seats.device_requests(ctx.seat_need, ctx.seat_mode),
     )
     plan = {"mode": "observe", "check": check.model_dump(), "out": OUT, "go": GO, "seat": seat_plan,
-            "site_wait_s": min(check.build_timeout_s, seconds_left) + OBSERVER_SLACK_S}
+            "site_wait_s": waiting_s}
     harness = {WHEEL.lstrip("/"): ctx.wheel.read_bytes(), PLAN.lstrip("/"): json.dumps(plan).encode()}
     with ctx.sandboxes(spec) as box:
         box.put(tar_tree([], harness, uid=ROOT, read_only=True))
