@@ -18,7 +18,7 @@ from .agents import AgentPlan, AgentReport
 from .agents.base import TRANSCRIPT_LOG
 from .engine import ROLE_LABEL, run_labels
 from .models import ImageRecord
-from .pinned import changes_under
+from .pinned import workspace_changes
 from .plugin import env as plugin_env, lay as lay_plugin
 from .skills import lay as lay_skills
 from .sandbox import Budgets, BudgetExceeded, Sandbox, SandboxSpec, tar_tree
@@ -69,12 +69,20 @@ def run_agent(run, trial, plan: AgentPlan, staged: ImageRecord | None, clock) ->
             outcome = box.run(limits.timeout_s, log_to=transcript)
             if plan.transcript != TRANSCRIPT_LOG and not outcome.budget:
                 _split_streams(box, transcript, trial.paths.agent_stderr)
-            pinned = tuple(trial.case.spec.pinned)
-            changes = tuple(changes_under(pinned, box.changes())) if pinned else None
         with clock("export"):
             export = export_workspace(box, trial.paths.workspace_tar, limits.export_max_mb)
+            changes = _pinned_changes(run, trial, spec.image, export)
     report = plan.read_report(transcript, outcome.timed_out) if plan.read_report else None
     return AgentOutcome(outcome.exit_code, outcome.timed_out, outcome.budget, report, changes), export
+
+
+def _pinned_changes(run, trial, image: str, export: ExportOutcome) -> tuple[str, ...] | None:
+    """What the agent changed under the case's pinned paths, or None when it pins nothing (or nothing was exported)."""
+    pinned = tuple(trial.case.spec.pinned)
+    if not pinned or export.refused:
+        return None
+    labels = run_labels(run.run_id, **{ROLE_LABEL: "pinned"})
+    return tuple(workspace_changes(run.sandboxes, image, trial.paths.workspace_tar, pinned, trial.limits, labels))
 
 
 def export_workspace(box: Sandbox, to: Path, budget_mb: int) -> ExportOutcome:

@@ -190,14 +190,6 @@ class DockerSandbox:
                 response.close()
         return patient(self.client, "export", f"exporting {path}", export)
 
-    def changes(self) -> list[tuple[str, str]]:
-        """The engine's diff of this container against its image (the storage driver's, not the container's word)."""
-        from .pinned import KINDS
-
-        found = patient(self.client, "inspect", "listing a container's changes",
-                        lambda client: client.api.diff(self.container.id)) or []
-        return [(KINDS.get(entry["Kind"], "C"), entry["Path"]) for entry in found]
-
     def commit(self, repository: str, tag: str, labels: dict[str, str]) -> str:
         """Commit the container as repository:tag; a retried commit retags the same filesystem, so it is safe."""
         done = patient(self.client, "commit", "committing a staged container",

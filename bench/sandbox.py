@@ -117,10 +117,6 @@ class Sandbox(Protocol):
         """Write ``path`` as a tar to ``to``; symlinks stay links. Raises BudgetExceeded past max_bytes
         (the transfer is closed at once) and MissingPath when the path is missing."""
 
-    def changes(self) -> list[tuple[str, str]]:
-        """What the container changed against its image, as the engine sees it: (A / C / D, absolute path).
-        Raises InfrastructureError."""
-
     def commit(self, repository: str, tag: str, labels: dict[str, str]) -> str:
         """Snapshot the stopped container as an image; returns its ID. Raises InfrastructureError."""
 

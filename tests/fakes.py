@@ -53,7 +53,6 @@ class FakeSandbox:
     def __init__(self, spec: SandboxSpec, behaviour: Behaviour, on_start: Callable[["FakeSandbox"], None] | None = None) -> None:
         self.spec, self.behaviour, self.on_start = spec, behaviour, on_start
         self.started = self.waited = False
-        self.changed: list[tuple[str, str]] = []  # what the engine's diff reports: (A / C / D, absolute path)
         self.files: dict[str, bytes] = {}
         self.dirs: set[str] = set()
         self.stdout, self.stderr = "", ""
@@ -120,9 +119,6 @@ class FakeSandbox:
                                            f"and was stopped there")
         to.write_bytes(buffer.getvalue())
         return len(buffer.getvalue())
-
-    def changes(self) -> list[tuple[str, str]]:
-        return list(self.changed)
 
     def commit(self, repository: str, tag: str, labels: dict[str, str]) -> str:
         return "sha256:" + "0" * 64

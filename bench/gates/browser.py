@@ -26,22 +26,18 @@ and the pure parts here (classification, refusal) are tested without them.
 
 from __future__ import annotations
 
-import base64
 import functools
 import http.server
-import io
 import json
 import os
-import re
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Callable
 
-from . import pixels
+from .session import HEIGHT, WIDTH, CheckFailed, Session
 
-WIDTH, HEIGHT = 1280, 720
 ENCODING = f"final-canvas {WIDTH}x{HEIGHT}@1 rgba8"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 QUIET_FLAGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-background-networking",
@@ -69,16 +65,6 @@ PROBE_JS = """async () => {
   }
   return seat;
 }"""
-READY_JS = "() => { const h = window.__harness; return h === undefined || h === null ? null : !!h.ready; }"
-# A loading screen or an error card over the canvas is structured too, and can sit still for
-# seconds: frames count for readiness only once a canvas is what the centre of the view shows.
-CANVAS_JS = "() => { const e = document.elementFromPoint(innerWidth / 2, innerHeight / 2); return !!e && e.tagName === 'CANVAS'; }"
-
-
-class CheckFailed(Exception):
-    """The agent's project did not meet the check (build broke, never ready): FAIL with this reason."""
-
-
 # --- seat ----------------------------------------------------------------------------------
 
 
@@ -188,9 +174,10 @@ def observe_check(plan: dict, emit: Callable[[str, dict], None]) -> None:
         report["seat"] = probe_seat(browser, mode, need)
     emit(SEAT_MARK, {"seat": report["seat"]})
     if refusal(need, mode, report["seat"]) is None:
+        session = Session(browser, check)  # its context and blank page are made while the site is still coming
         with clock("wait"):
             site = wait_for_site(plan["go"], plan["site_wait_s"])
-        session = drive(browser, check, site, clock, report)
+        session = drive(session, check, site, clock, report)
         if session is not None:
             report.update(frames=session.save(out), series=session.series, times=session.times,
                           timeline=session.timeline())
@@ -213,17 +200,16 @@ def wait_for_site(go: str, within_s: float) -> Path:
     return Path(json.loads(Path(go).read_text())["site"])
 
 
-def drive(browser, check: dict, site: Path, clock: "Stopwatch", report: dict) -> "Session | None":
+def drive(session: "Session", check: dict, site: Path, clock: "Stopwatch", report: dict) -> "Session | None":
     """Serve, open until ready, run the steps; any way the project falls short lands in report["failed"]."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     if not (site / "index.html").is_file():
         report["failed"] = f"the build left no {check['serve']}/index.html to serve"
         return None
-    session = None
     try:
         with StaticServer(site) as server:
-            session = Session(browser, server.url + check.get("path", "/"), check)
+            session.begin(server.url + check.get("path", "/"))
             with clock("ready"):
                 report["notes"].append(session.open())
             with clock("steps"):
@@ -265,130 +251,3 @@ def probe_seat(browser, mode: str, need: str) -> dict[str, str]:
             finally:
                 page.close()
     return seat_identity(browser.version, probe, mode, need)
-
-
-def slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60] or "check"
-
-
-class Session:
-    """One page of the project: readiness, input, frames, each timed from the first ready."""
-
-    def __init__(self, browser, url: str, check: dict) -> None:
-        self.url, self.check = url, check
-        self.deadline = time.monotonic() + check.get("timeout_s", 300)
-        self.context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, device_scale_factor=1)
-        self.page = None
-        self.frames: dict[str, pixels.Frame] = {}
-        self.pngs: dict[str, bytes] = {}
-        self.times: dict[str, float] = {}
-        self.series: dict[str, list[str]] = {}
-        self.errors: list[str] = []
-        self.started = time.monotonic()
-
-    def open(self) -> str:
-        """A new page at the URL, waited on until ready; returns how readiness was seen."""
-        self.page = self.context.new_page()
-        self.cdp = self.context.new_cdp_session(self.page)
-        self.page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
-        self.page.on("console", lambda msg: msg.type == "error" and self.errors.append(f"console: {msg.text[:300]}"))
-        self.page.goto(self.url, timeout=60_000)
-        return self.wait_ready()
-
-    def wait_ready(self) -> str:
-        """The harness signal, else two identical structured frames of the canvas (or one, for moving scenes)."""
-        limit = self.check.get("ready_timeout_s", 90)
-        began = time.monotonic()
-        previous = None
-        while time.monotonic() - began < limit and time.monotonic() < self.deadline:
-            signal_state = self.page.evaluate(READY_JS)
-            if signal_state:
-                return f"ready by window.__harness.ready after {time.monotonic() - began:.1f} s"
-            if signal_state is None and self.page.evaluate(CANVAS_JS):
-                frame, _ = self.grab()
-                if pixels.structured(frame):
-                    if self.check.get("ready") == "signal-or-structured":
-                        return f"ready by a structured frame after {time.monotonic() - began:.1f} s"
-                    if previous is not None and previous.data == frame.data:
-                        return f"ready by two identical structured frames after {time.monotonic() - began:.1f} s"
-                    previous = frame
-                else:
-                    previous = None
-            time.sleep(0.05 if signal_state is False else 0.25)  # a harness page is asked often: asking is cheap
-        errors = ("; " + "; ".join(self.errors[:3])) if self.errors else ""
-        raise CheckFailed(f"timeout: the page was not ready after {limit} s (window.__harness.ready never true, "
-                          f"and no {'structured frame' if self.check.get('ready') == 'signal-or-structured' else 'two identical structured frames'}){errors}")
-
-    def grab(self) -> tuple[pixels.Frame, bytes]:
-        """The viewport as Chromium composited it, captured over CDP.
-
-        Playwright's own screenshot first injects a style (to hide the caret), which
-        costs SwiftShader a whole extra frame; the compositor's capture gives the same
-        pixels (PNG is lossless; checked frame for frame on the six cases) in about
-        half the time. optimizeForSpeed only lowers the PNG compression level.
-        """
-        from PIL import Image
-
-        captured = self.cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
-        png = base64.b64decode(captured["data"])
-        image = Image.open(io.BytesIO(png)).convert("RGBA")
-        return pixels.Frame(image.width, image.height, image.tobytes()), png
-
-    def capture(self, name: str) -> None:
-        self.frames[name], self.pngs[name] = self.grab()
-        self.times[name] = round(time.monotonic() - self.started, 2)
-
-    def do(self, step: dict) -> None:
-        """One step; past the check's wall clock, the check fails naming the step."""
-        if time.monotonic() > self.deadline:
-            raise CheckFailed(f"timeout: the check ran past its {self.check.get('timeout_s', 300)} s before step {step}")
-        if step.get("capture"):
-            self.capture(step["capture"])
-        elif step.get("sample"):
-            self.sample(step["sample"], step.get("count", 4), step.get("every_ms", 0))
-        elif step.get("wait_ms") is not None:
-            time.sleep(step["wait_ms"] / 1000)
-        elif step.get("press"):
-            self.page.keyboard.press(step["press"])
-        elif step.get("click"):
-            x, y = step["click"]
-            self.page.mouse.click(x * WIDTH, y * HEIGHT)
-        elif step.get("drag"):
-            self.drag(step["drag"], step.get("drag_steps", 12))
-        elif step.get("reload"):
-            self.page.reload(timeout=60_000)
-            self.wait_ready()
-        elif step.get("fresh_load"):
-            self.page.close()
-            self.open()
-
-    def sample(self, name: str, count: int, every_ms: int) -> None:
-        """count frames, each at least every_ms after the previous began (a capture takes its own time)."""
-        self.series[name] = []
-        for index in range(count):
-            began = time.monotonic()
-            self.capture(f"{name}-{index}")
-            self.series[name].append(f"{name}-{index}")
-            rest = every_ms / 1000 - (time.monotonic() - began)
-            if rest > 0 and index < count - 1:
-                time.sleep(rest)
-
-    def drag(self, box, steps: int) -> None:
-        x0, y0, x1, y1 = box
-        mouse = self.page.mouse
-        mouse.move(x0 * WIDTH, y0 * HEIGHT)
-        mouse.down()
-        mouse.move(x1 * WIDTH, y1 * HEIGHT, steps=steps)
-        mouse.up()
-
-    def timeline(self) -> str:
-        return ", ".join(f"{name} @{t:.1f}s" for name, t in self.times.items())
-
-    def save(self, out_dir: Path) -> dict[str, str]:
-        """Every captured frame, as the PNG Chromium produced (the bytes the host measures): name -> file."""
-        out_dir.mkdir(parents=True, exist_ok=True)
-        files = {}
-        for name, png in self.pngs.items():
-            files[name] = f"{slug(name)}.png"
-            (out_dir / files[name]).write_bytes(png)
-        return files

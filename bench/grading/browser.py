@@ -35,7 +35,8 @@ from typing import Iterator
 from .. import seat as seats
 from ..errors import InfrastructureError
 from ..gates import pixels
-from ..gates.browser import Stopwatch, refusal, slug
+from ..gates.browser import Stopwatch, refusal
+from ..gates.session import slug
 from ..gates.runner import BOOT, MARK, PLAN, SEAT_MARK, WHEEL
 from ..gatespec import BrowserCheck, GateSpec
 from ..lanes import skip_reason

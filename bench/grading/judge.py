@@ -31,7 +31,7 @@ import json
 import time
 
 from ..errors import EngineUnavailable, InfrastructureError
-from ..gates.browser import slug
+from ..gates.session import slug
 from ..harness import WHEEL_IN_CONTAINER
 from ..judge_spec import JudgeCheck
 from ..models import Limits

@@ -22,7 +22,7 @@ from urllib.parse import quote
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from pydantic import ValidationError
 
-from ..gates.browser import slug
+from ..gates.session import slug
 from ..paths import Project, is_project
 from ..result_models import CheckResult, TrialResult
 from . import transcript_view, workspace_view

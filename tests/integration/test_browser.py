@@ -17,7 +17,7 @@ import pytest
 
 from bench.cases import case_ids, known_cases, load_case
 from bench.gates import pixels
-from bench.gates.browser import slug
+from bench.gates.session import slug
 from bench.paths import Project
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]

@@ -55,7 +55,7 @@ def test_a_patched_engine_is_graded_from_the_image_and_reported(docker_client, t
     assert pinned["reason"].startswith("the agent changed the pinned engine, which the case says it must not: "
                                        f"C {ENGINE}/src/standard/index.ts")
     assert [check["passed"] for check in pinned["checks"]] == [True], pinned["checks"]  # built from the image's copy
-    assert {f"C {ENGINE}/src/standard/index.ts", "A node_modules/evil.js", "C package.json"} <= set(pinned["pinned_changes"])
+    assert {f"C {ENGINE}/src/standard/index.ts", "A node_modules/evil.js", "C package.json"} == set(pinned["pinned_changes"])
     assert pinned["pinned_changes_total"] == len(pinned["pinned_changes"])
 
     unpinned = json.loads((trials / "red-box-unpinned" / "with-context" / "trial-1" / "result.json").read_text())

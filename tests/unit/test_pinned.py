@@ -8,20 +8,44 @@ import tarfile
 import pytest
 
 from bench.case_spec import CaseSpec
-from bench.pinned import changes_under, violations, without_pinned
+from bench.pinned import changes, manifest, violations, without_pinned
 
 PINNED = ("node_modules", "package.json", "bun.lock")
 
 
-def test_changes_are_kept_to_the_pinned_paths_and_name_files():
-    diff = [("C", "/workspace/node_modules"), ("C", "/workspace/node_modules/a"), ("A", "/workspace/node_modules/a/b.js"),
-            ("D", "/workspace/bun.lock"), ("C", "/workspace/package.json.bak"), ("A", "/workspace/node_modules_x"),
-            ("C", "/etc/passwd"), ("A", "/workspace/src/node_modules/c.js")]
-    assert changes_under(PINNED, diff) == ["A node_modules/a/b.js", "D bun.lock"]
+def tar_of(path, entries: dict[str, bytes | str | None], mode: int = 0o644):
+    """A tar of regular files (bytes), symlinks (str: the target) and folders (None)."""
+    with tarfile.open(path, "w") as archive:
+        for name, what in entries.items():
+            info = tarfile.TarInfo(name)
+            info.mode = mode
+            if what is None:
+                info.type = tarfile.DIRTYPE
+                archive.addfile(info)
+            elif isinstance(what, str):
+                info.type, info.linkname = tarfile.SYMTYPE, what
+                archive.addfile(info)
+            else:
+                info.size = len(what)
+                archive.addfile(info, io.BytesIO(what))
+    return tarfile.open(path)
 
 
-def test_an_empty_changed_folder_is_listed():
-    assert changes_under(PINNED, [("C", "/workspace/node_modules/pkg")]) == ["C node_modules/pkg"]
+def test_changes_name_what_was_added_changed_or_deleted_under_the_pinned_paths(tmp_path):
+    image = manifest(tar_of(tmp_path / "a.tar", {"node_modules": None, "node_modules/a.js": b"a", "bun.lock": b"1",
+                                                 "node_modules/link": "a.js", "node_modules/same.js": b"s"}), PINNED)
+    agent = manifest(tar_of(tmp_path / "b.tar", {"workspace/node_modules": None, "workspace/node_modules/a.js": b"A",
+                                                 "workspace/node_modules/link": "/etc/passwd",
+                                                 "workspace/node_modules/same.js": b"s",
+                                                 "workspace/node_modules/new.js": b"n",
+                                                 "workspace/src/main.ts": b"mine"}), PINNED, strip="workspace")
+    assert changes(image, agent) == ["D bun.lock", "C node_modules/a.js", "C node_modules/link", "A node_modules/new.js"]
+
+
+def test_a_mode_change_alone_is_a_change(tmp_path):
+    image = manifest(tar_of(tmp_path / "a.tar", {"package.json": b"{}"}), PINNED)
+    agent = manifest(tar_of(tmp_path / "b.tar", {"package.json": b"{}"}, mode=0o755), PINNED)
+    assert changes(image, agent) == ["C package.json"]
 
 
 def test_violations_are_changes_under_an_unmodified_path():

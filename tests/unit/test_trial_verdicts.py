@@ -238,10 +238,8 @@ def sabotage(box: FakeSandbox) -> Outcome:
     box.files["workspace/node_modules/@dylanebert/shallot/src/index.ts"] = b"throw new Error('patched')"
     box.files["workspace/node_modules/evil.js"] = b"// mine"
     box.files["workspace/src/main.ts"] = b"// my work"
-    box.changed = [("C", "/workspace"), ("C", "/workspace/node_modules"), ("A", "/workspace/node_modules/evil.js"),
-                   ("C", "/workspace/node_modules/@dylanebert/shallot/src"),
-                   ("C", "/workspace/node_modules/@dylanebert/shallot/src/index.ts"),
-                   ("C", "/workspace/package.json"), ("A", "/workspace/src/main.ts"), ("A", "/tmp/scratch")]
+    box.files["workspace/package.json"] = b"{}"
+    box.files["tmp/scratch"] = b"x"
     return Outcome(0, False, 0.1)
 
 
@@ -253,23 +251,25 @@ def test_pinned_changes_are_recorded_and_graders_never_get_the_agents_copy(tmp_p
         return Outcome(0, False, 0.1)
 
     result, _, _ = run_with(tmp_path, "red-box", agent=sabotage, build=build)
-    assert result.pinned_changes == ["A node_modules/evil.js", "C node_modules/@dylanebert/shallot/src/index.ts",
-                                     "C package.json"]
+    # the fake image has no pinned files: everything the agent has there is an addition
+    assert result.pinned_changes == ["A node_modules/@dylanebert/shallot/src/index.ts", "A node_modules/evil.js",
+                                     "A package.json"]
     assert result.pinned_changes_total == 3
     assert result.verdict is Verdict.FAIL
     assert result.reason == ("the agent changed the pinned engine, which the case says it must not: "
-                             "C node_modules/@dylanebert/shallot/src/index.ts")
+                             "A node_modules/@dylanebert/shallot/src/index.ts")
     assert "workspace/src/main.ts" in seen  # the agent's own work reached the build
     assert not any(name.startswith("workspace/node_modules") for name in seen)
 
 
 def test_a_change_outside_the_unmodified_paths_is_recorded_not_failed(tmp_path):
     def manifest_only(box: FakeSandbox) -> Outcome:
-        box.changed = [("C", "/workspace/package.json"), ("A", "/workspace/node_modules/.vite/deps.json")]
+        box.files["workspace/package.json"] = b"{}"
+        box.files["workspace/node_modules/.vite/deps.json"] = b"{}"
         return Outcome(0, False, 0.1)
 
     result, _, _ = run_with(tmp_path, "red-box", agent=manifest_only, build=lambda box: Outcome(0, False, 0.1))
-    assert result.pinned_changes == ["A node_modules/.vite/deps.json", "C package.json"]
+    assert result.pinned_changes == ["A node_modules/.vite/deps.json", "A package.json"]
     assert result.reason == "check 'a still red cube on a dark background' failed: the build left no dist/ folder to serve"
 
 
