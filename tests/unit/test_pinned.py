@@ -84,3 +84,31 @@ def test_graders_get_the_workspace_without_the_pinned_paths(tmp_path):
 def test_bad_pinned_paths_are_refused_naming_them(spec, words):
     with pytest.raises(ValueError, match=words):
         CaseSpec(title="t", **spec)
+
+
+def test_the_image_side_is_read_once_per_image_and_kept_by_its_id(tmp_path, monkeypatch):
+    """Read from a created container once; then from this process; then, in a new process, from the cache folder."""
+    import bench.pinned as pinned
+    from bench.models import Limits
+    from tests.fakes import FakeEngine
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(pinned, "_IMAGES", {})
+    engine = FakeEngine()
+    real_create = engine.__call__
+
+    def create(spec):
+        box = real_create(spec)
+        box.files["workspace/node_modules/a.js"] = b"a"
+        return box
+
+    read = lambda factory: pinned.image_manifest(factory, "sha256:img", PINNED, Limits(), {})
+    first = read(create)
+    assert [box.spec.role for box in engine.created] == ["pinned"] and engine.created[0].destroyed
+    assert first == {"node_modules/a.js": first["node_modules/a.js"]} and first["node_modules/a.js"].startswith("file ")
+    assert read(create) == first and len(engine.created) == 1  # this process remembers it
+    monkeypatch.setattr(pinned, "_IMAGES", {})
+    assert read(create) == first and len(engine.created) == 1  # a new process reads the cache folder
+    monkeypatch.setattr(pinned, "_IMAGES", {})
+    other = pinned.image_manifest(create, "sha256:other", PINNED, Limits(), {})
+    assert other == first and len(engine.created) == 2  # another image ID is read from its own container
