@@ -314,7 +314,7 @@ class _Schedule:
         write_trial(flight.spec.paths.dir, sent.files)
         return TrialResult.model_validate_json(sent.files["result.json"])
 
-    def _error(self, flight: Flight, reason: str) -> TrialResult:
+    def _error(self, flight: Flight, reason: str, interrupted: bool = False) -> TrialResult:
         """An ERROR record for a trial whose node could not record it, by the local record phase."""
         spec, report = flight.spec, flight.node.report
         spec.paths.dir.mkdir(parents=True, exist_ok=True)
@@ -323,7 +323,7 @@ class _Schedule:
         result = TrialResult(run_id=context.run_id, label=context.label, case=spec.case.id, arm=spec.arm.name,
                              trial=spec.n, agent=spec.agent.name, lane=context.lane, dry_run=context.dry_run,
                              verdict=Verdict.ERROR, reason=reason, started_at=flight.started_at, finished_at=utcnow(),
-                             expectations=unscored(spec.case.gate))
+                             expectations=unscored(spec.case.gate), interrupted=interrupted)
         return record(context, spec, result, dict(spec.images), None, {})
 
     def _lost(self, node: Node, exc: Exception) -> str:
@@ -350,6 +350,12 @@ class _Schedule:
         cleaning = [_remote(self.ray, clean_node).options(**_on(self.ray, node.report.node_id)).remote(self.context.run_id)
                     for node in self.nodes if not node.lost]
         self.ray.wait(cleaning, num_returns=len(cleaning), timeout=120)
+        for flight in list(self.flights.values()):  # recorded as a local run records its running trials
+            self.results.append(self._error(flight, "interrupted: the run was stopped before this trial finished "
+                                            f"(its Ray task on {flight.node.report.name} was cancelled)",
+                                            interrupted=True))
+        self.flights.clear()
+        self.attest(set())
 
 
 def _alive(ray, node_id: str) -> bool:

@@ -131,6 +131,9 @@ def test_ctrl_c_cancels_the_ray_tasks_and_every_node_removes_the_runs_containers
     assert runner.returncode != 0 and "interrupted: cancelling the Ray tasks" in err, err
     assert run_containers(docker_client, agents[0].labels["bench.run"]) == []
     assert not alive(agents[0].labels["bench.pid"])  # the task's worker was killed, not left to finish
+    stopped = [json.loads(path.read_text()) for path in (tmp_path / "results" / "stopped").rglob("result.json")]
+    assert stopped and all(r["verdict"] == "ERROR" and r["interrupted"] for r in stopped), stopped
+    assert all(r["reason"].startswith("interrupted: the run was stopped before this trial finished") for r in stopped)
 
 
 def _in_session(pid: str | None, session: int) -> bool:
