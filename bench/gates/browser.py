@@ -189,15 +189,19 @@ def wait_for_site(go: str, within_s: float) -> Path:
     """The served folder, once the host has copied it in and then written ``go`` naming it.
 
     The host writes ``go`` only after the whole folder is in place, so a folder seen
-    here is complete. Never arriving is the harness's fault (the host kills this
-    container when the build fails), so it raises rather than reports.
+    here is complete. The engine extracts ``go`` like any file: it exists before its
+    bytes are written, so it is read until it parses. Never arriving is the harness's
+    fault (the host kills this container when the build fails), so it raises rather
+    than reports.
     """
     deadline = time.monotonic() + within_s
-    while not os.path.exists(go):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no site arrived within {within_s:.0f} s")
-        time.sleep(0.02)
-    return Path(json.loads(Path(go).read_text())["site"])
+    while True:
+        try:
+            return Path(json.loads(Path(go).read_text())["site"])
+        except (OSError, ValueError):  # not there yet, or there with its bytes still coming
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no site arrived within {within_s:.0f} s") from None
+            time.sleep(0.02)
 
 
 def drive(session: "Session", check: dict, site: Path, clock: "Stopwatch", report: dict) -> "Session | None":

@@ -59,7 +59,7 @@ def test_a_patched_engine_is_graded_from_the_image_and_reported(docker_client, t
     assert pinned["pinned_changes_total"] == len(pinned["pinned_changes"])
 
     unpinned = json.loads((trials / "red-box-unpinned" / "with-context" / "trial-1" / "result.json").read_text())
-    assert unpinned["verdict"] == "FAIL" and unpinned["pinned_changes"] is None
+    assert unpinned["verdict"] == "FAIL" and unpinned["pinned_changes"] is None, unpinned["reason"]
     assert unpinned["checks"][0]["passed"] is False, unpinned["checks"]  # the agent's patched copy breaks the page
     assert "patched engine" in (trials / "red-box-unpinned" / "with-context" / "trial-1" / "gate.log").read_text() \
         or "not ready" in unpinned["reason"], unpinned["reason"]
