@@ -13,6 +13,7 @@ with its whole label, since a trial proves nothing outside it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from .models import LEVELS, Manifest, Provenance
 from .paths import Project, RunPaths, TrialPaths
 from .readback import read_record
 
+IMAGE_ID = re.compile(r"sha256:[0-9a-f]{64}")
 FIX = "the trial's record was changed after recording; rerun the trial to get evidence again"
 
 
@@ -181,14 +183,19 @@ class _ImageProbe:
         return self._client
 
     def check(self, tag: str, image_id: str) -> str | None:
-        from docker.errors import ImageNotFound
+        """A recorded ID is hostile input: one of the wrong form is named, never sent to the engine."""
+        from docker.errors import APIError, ImageNotFound
 
+        if not IMAGE_ID.fullmatch(image_id):
+            return f"recorded image ID {image_id!r} is not of the form sha256:<64 hex digits>"
         if self._connect() is None:
             return f"cannot check the image ID: {self._unreachable}"
         try:
             self._client.images.get(image_id)
         except ImageNotFound:
             return f"image {image_id} is not present on this engine (rebuild or load it)"
+        except APIError as exc:
+            return f"the engine refused to look up image {image_id}: {exc.explanation or exc}"
         return None
 
     def source_drift(self, image) -> str | None:

@@ -98,6 +98,15 @@ def edit_tar_member(label: Path) -> None:
     path.write_bytes(out.getvalue())
 
 
+def malform_image_id(label: Path) -> None:
+    """One image ID's hex digit becomes a backtick: the engine answers such a reference with a 400, not 404."""
+    path = label / T1 / "provenance.json"
+    record = json.loads(path.read_text())
+    image = next(iter(record["images"].values()))
+    image["id"] = image["id"].replace("sha256:", "sha256:`", 1)[:71]
+    path.write_text(json.dumps(record, indent=2))
+
+
 def swap(label: Path) -> None:
     a, b = label / T1, label / T2
     a.rename(label / "swap")
@@ -125,6 +134,7 @@ def attacks(recorded: Path, other: Path) -> list[tuple[str, Attack, str]]:
               ("delete trial", lambda label: shutil.rmtree(label / T2), T2),
               ("duplicate trial", lambda label: shutil.copytree(label / T1, label / "hello/default/trial-9"),
                "hello/default/trial-9"),
+              ("malform an image ID", malform_image_id, f"{T1}/provenance.json"),
               ("swap trials", swap, T1),
               ("transplant a trial from another label", transplant(other), T1)]
     return found
