@@ -74,6 +74,7 @@ class GradeContext:
     dry_run: bool = False  # `bench run --dry-run`: checks that would call a model are skipped
     pinned: tuple[str, ...] = ()  # workspace paths graders take from the image, never from the agent (bench/pinned.py)
     observers: dict[str, Sandbox] = field(default_factory=dict)  # browser check -> its observer, started early
+    builders: dict[str, Sandbox] = field(default_factory=dict)  # browser check -> its build container, waiting
 
 
 @dataclass(frozen=True)

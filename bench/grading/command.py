@@ -23,7 +23,7 @@ from pathlib import Path
 from ..gates import command
 from ..gatespec import CommandCheck
 from ..result_models import CheckResult
-from ..sandbox import ROOT, Budgets, Outcome, SandboxSpec, tar_tree
+from ..sandbox import ROOT, Budgets, Outcome, Sandbox, SandboxSpec, tar_tree
 from . import GradeContext, log_line
 
 HOME = "/home/bench"
@@ -42,18 +42,32 @@ def execute(ctx: GradeContext, role: str, script: str, timeout_s: float, env: di
 
     Raises BudgetExceeded when the kept folder passes the export budget.
     """
+    with ctx.sandboxes(command_spec(ctx, role, ["sh", "-c", script], env)) as box:
+        return finish(ctx, box, timeout_s, extra, keep)
+
+
+def command_spec(ctx: GradeContext, role: str, command: list[str], env: dict[str, str] | None = None) -> SandboxSpec:
     budgets = Budgets.of(ctx.limits, ctx.limits.check_output_max_mb, "check-output")
-    spec = SandboxSpec(image=ctx.image, command=["sh", "-c", script], labels=ctx.labels(role), limits=ctx.limits,
+    return SandboxSpec(image=ctx.image, command=command, labels=ctx.labels(role), limits=ctx.limits,
                        env={"HOME": HOME, **(env or {})}, budgets=budgets, role=role)
-    with ctx.sandboxes(spec) as box:
-        with open(ctx.workspace_tar, "rb") as workspace:
-            box.put(workspace)
-        for tar in extra:
-            box.put(tar)
+
+
+def finish(ctx: GradeContext, box: Sandbox, timeout_s: float, extra: list[bytes] = (),
+           keep: tuple[str, Path] | None = None, go: bytes | None = None) -> Executed:
+    """Copy the workspace (and ``extra``) in, then run the box's command to its end: started now, or,
+    for a box already started and waiting (``go``), released by copying ``go`` in last."""
+    with open(ctx.workspace_tar, "rb") as workspace:
+        box.put(workspace)
+    for tar in extra:
+        box.put(tar)
+    if go is None:
         outcome = box.run(timeout_s, log_to=ctx.gate_log)
-        stdout, stderr = box.output(stdout=True, stderr=False), box.output(stdout=False, stderr=True)
-        if keep and outcome.exit_code == 0 and not outcome.budget:
-            box.export(keep[0], keep[1], ctx.limits.export_max_mb << 20)
+    else:
+        box.put(go)
+        outcome = box.wait(timeout_s, log_to=ctx.gate_log)
+    stdout, stderr = box.output(stdout=True, stderr=False), box.output(stdout=False, stderr=True)
+    if keep and outcome.exit_code == 0 and not outcome.budget:
+        box.export(keep[0], keep[1], ctx.limits.export_max_mb << 20)
     return Executed(outcome, stdout, stderr)
 
 
