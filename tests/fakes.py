@@ -31,8 +31,10 @@ class FakeEngine:
     """The factory handed to RunContext.sandboxes: one FakeSandbox per spec, behaviour by role."""
 
     def __init__(self, behaviours: dict[str, Behaviour] | None = None, fail_create: str | None = None,
-                 fault: Exception | None = None, starts: dict[str, Callable[["FakeSandbox"], None]] | None = None) -> None:
+                 fault: Exception | None = None, starts: dict[str, Callable[["FakeSandbox"], None]] | None = None,
+                 waiting: frozenset[str] = frozenset()) -> None:
         self.behaviours = behaviours or {}
+        self.waiting = waiting  # roles whose started containers keep running until waited on (a prestarted build)
         self.starts = starts or {}  # role -> what a started container prints before anyone waits on it (a seat line)
         self.fail_create = fail_create  # a role whose creation fails with ``fault``
         self.fault = fault or EngineUnavailable("Docker engine went away while creating a container")
@@ -41,7 +43,8 @@ class FakeEngine:
     def __call__(self, spec: SandboxSpec) -> "FakeSandbox":
         if spec.role == self.fail_create:
             raise self.fault
-        box = FakeSandbox(spec, self.behaviours.get(spec.role, ok), self.starts.get(spec.role))
+        box = FakeSandbox(spec, self.behaviours.get(spec.role, ok), self.starts.get(spec.role),
+                          holds=spec.role in self.waiting)
         self.created.append(box)
         return box
 
@@ -50,8 +53,9 @@ class FakeEngine:
 
 
 class FakeSandbox:
-    def __init__(self, spec: SandboxSpec, behaviour: Behaviour, on_start: Callable[["FakeSandbox"], None] | None = None) -> None:
-        self.spec, self.behaviour, self.on_start = spec, behaviour, on_start
+    def __init__(self, spec: SandboxSpec, behaviour: Behaviour, on_start: Callable[["FakeSandbox"], None] | None = None,
+                 holds: bool = False) -> None:
+        self.spec, self.behaviour, self.on_start, self.holds = spec, behaviour, on_start, holds
         self.started = self.waited = False
         self.files: dict[str, bytes] = {}
         self.dirs: set[str] = set()
@@ -84,7 +88,9 @@ class FakeSandbox:
             self.on_start(self)
 
     def exited(self) -> bool:
-        return self.started  # a fake's background part has printed all it will by the time it is asked
+        """A fake's background part has printed all it will by the time it is asked, unless it holds (waits
+        for a signal) and nobody has waited on it yet."""
+        return self.started and not (self.holds and not self.waited)
 
     def run(self, timeout_s: float, log_to: Path | None = None) -> Outcome:
         self.waited = True
