@@ -21,7 +21,7 @@ from .models import ImageRecord
 from .pinned import workspace_changes
 from .plugin import env as plugin_env, lay as lay_plugin
 from .skills import lay as lay_skills
-from .sandbox import Budgets, BudgetExceeded, Sandbox, SandboxSpec, tar_tree
+from .sandbox import WORKSPACE, Budgets, BudgetExceeded, Sandbox, SandboxSpec, tar_tree
 from .staging import stage_layers
 from .trust import CONTAINER_PATH as CA_IN_CONTAINER, container_env
 
@@ -88,7 +88,7 @@ def _pinned_changes(run, trial, image: str, export: ExportOutcome) -> tuple[str,
 def export_workspace(box: Sandbox, to: Path, budget_mb: int) -> ExportOutcome:
     """The workspace as a tar; past the budget, the partial file is dropped and the reason kept."""
     try:
-        return ExportOutcome(box.export("/workspace", to, budget_mb << 20))
+        return ExportOutcome(box.export(WORKSPACE, to, budget_mb << 20))
     except BudgetExceeded as exc:
         to.unlink(missing_ok=True)
         return ExportOutcome(budget_mb << 20, str(exc))

@@ -31,9 +31,8 @@ from pathlib import Path
 import orjson
 
 from .models import Limits
-from .sandbox import MissingPath, SandboxFactory, SandboxSpec
+from .sandbox import WORKSPACE, MissingPath, SandboxFactory, SandboxSpec
 
-WORKSPACE = "/workspace"  # where every case's workspace lives in its containers
 
 LISTED_MAX = 200  # changes listed in a record; the count says how many there were
 _IMAGES: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}  # (image ID, pinned) -> its manifest, per process

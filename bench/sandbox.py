@@ -27,6 +27,7 @@ from .hashing import walk
 from .models import Limits
 
 USER = "1000:1000"
+WORKSPACE = "/workspace"  # where every case's workspace lives in its containers
 ROOT = 0
 MiB = 1 << 20
 
@@ -73,7 +74,7 @@ class SandboxSpec:
     command: list[str]
     labels: dict[str, str]
     limits: Limits
-    workdir: str = "/workspace"
+    workdir: str = WORKSPACE
     env: dict[str, str] = field(default_factory=dict)
     network: str = "none"
     budgets: Budgets = field(default_factory=Budgets)

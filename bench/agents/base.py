@@ -22,7 +22,6 @@ from ..models import AgentRecord
 from ..transcripts import AgentReport
 
 PROMPT_FILE = "/task/PROMPT.md"
-WORKSPACE = "/workspace"
 TRANSCRIPT_LOG = "transcript.log"
 TRANSCRIPT_JSONL = "transcript.jsonl"
 MIN_SECRET_CHARS = 8

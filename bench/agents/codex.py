@@ -36,8 +36,9 @@ import json
 import shlex
 
 from ..cases import Case
+from ..sandbox import WORKSPACE
 from ..transcripts import codex_report
-from .base import PLACEHOLDER, PROMPT_FILE, TRANSCRIPT_JSONL, WORKSPACE, AgentPlan, EndpointPlan, ModelCLIAgent
+from .base import PLACEHOLDER, PROMPT_FILE, TRANSCRIPT_JSONL, AgentPlan, EndpointPlan, ModelCLIAgent
 from .claude_code import SCRIPTED_KEY
 
 CREDENTIALS = ("CODEX_API_KEY", "OPENAI_API_KEY")

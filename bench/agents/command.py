@@ -20,7 +20,8 @@ from ..cases import Case
 from ..errors import UsageError
 from ..hashing import sha256_bytes
 from ..models import AgentRecord
-from .base import PROMPT_FILE, WORKSPACE, AgentPlan, credentials
+from ..sandbox import WORKSPACE
+from .base import PROMPT_FILE, AgentPlan, credentials
 
 
 class CommandAgent:

@@ -11,7 +11,8 @@ import bench
 from ..cases import Case
 from ..errors import CaseError
 from ..models import AgentRecord
-from .base import WORKSPACE, AgentPlan
+from ..sandbox import WORKSPACE
+from .base import AgentPlan
 
 SOLUTION = "/opt/bench/solution"
 

@@ -42,7 +42,7 @@ from ..gates.runner import BOOT, MARK, PLAN, SEAT_MARK, WHEEL
 from ..gatespec import BrowserCheck, GateSpec
 from ..lanes import skip_reason
 from ..result_models import CheckResult
-from ..sandbox import ROOT, Budgets, BudgetExceeded, MissingPath, Sandbox, SandboxSpec, dir_tar, tar_tree
+from ..sandbox import ROOT, WORKSPACE, Budgets, BudgetExceeded, MissingPath, Sandbox, SandboxSpec, dir_tar, tar_tree
 from . import GradeContext, log_line
 from .command import command_spec, execute, finish, observation
 from ..gates import command as command_rules
@@ -99,7 +99,7 @@ def build(ctx: GradeContext, check: BrowserCheck, site: Path, seconds_left: floa
     command check's would, from an empty container.
     """
     script, timeout_s, keep = check.build or "true", min(check.build_timeout_s, seconds_left), \
-        (f"/workspace/{check.serve}", site)
+        (f"{WORKSPACE}/{check.serve}", site)
     waiting = ctx.builders.pop(check.name, None)
     if waiting is not None and waiting.exited():
         log_line(ctx, "  the build container started with the trial had ended; building in a fresh one")

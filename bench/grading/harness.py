@@ -41,12 +41,11 @@ from ..gates import harness as records
 from ..harness_spec import ARGS, HarnessCheck
 from ..hashing import walk
 from ..result_models import CheckResult
-from ..sandbox import ROOT
+from ..sandbox import ROOT, WORKSPACE
 from . import GradeContext, log_line
 from .command import execute
 from .harness_runners import NODE_RUNNER, ZIG_RUNNER, render, zig_prefixes
 
-WORKSPACE = "/workspace"
 UID = 1000
 DIRECTIONS = {"tests_passed": "higher", "tests_failed": "lower", "tests_total": "higher"}
 

@@ -63,7 +63,8 @@ def test_every_field_of_every_model_is_documented_and_every_link_lands():
 
 
 def test_the_container_contract_names_the_paths_the_code_uses():
-    from bench.agents.base import PROMPT_FILE, WORKSPACE
+    from bench.agents.base import PROMPT_FILE
+    from bench.sandbox import WORKSPACE
     from bench.agents.oracle import SOLUTION
     from bench.sandbox import USER
 
