@@ -179,14 +179,18 @@ def seat_of(ctx: GradeContext, observer: Sandbox) -> dict[str, str]:
     """The seat line the observer prints once Chromium is up; its absence is the grader's fault (ERROR)."""
     deadline = time.monotonic() + SEAT_WITHIN_S
     while True:
-        printed = observer.output(stdout=True, stderr=False)
-        lines = [line[len(SEAT_MARK):] for line in printed.splitlines() if line.startswith(SEAT_MARK)]
-        if lines:
+        if lines := _marked(observer, SEAT_MARK):
             return json.loads(lines[0])["seat"]
         if observer.exited() or time.monotonic() > deadline:
             log_line(ctx, observer.output()[-4000:])
             raise InfrastructureError("grader fault: the browser observer never reported its seat; see gate.log")
         time.sleep(0.05)
+
+
+def _marked(observer: Sandbox, mark: str) -> list[str]:
+    """The observer's stdout lines that begin with ``mark``, without it."""
+    return [line[len(mark):] for line in observer.output(stdout=True, stderr=False).splitlines()
+            if line.startswith(mark)]
 
 
 def observe(ctx: GradeContext, check: BrowserCheck, observer: Sandbox, site: Path, frames: Path,
@@ -199,8 +203,7 @@ def observe(ctx: GradeContext, check: BrowserCheck, observer: Sandbox, site: Pat
     observer.put(tar_tree([], {GO.lstrip("/"): json.dumps({"site": f"{SITE}/{top}"}).encode()}, uid=ROOT,
                           read_only=True))
     outcome = observer.wait(min(check.timeout_s + OBSERVER_SLACK_S, seconds_left), log_to=ctx.gate_log)
-    lines = [line[len(MARK):] for line in observer.output(stdout=True, stderr=False).splitlines()
-             if line.startswith(MARK)]
+    lines = _marked(observer, MARK)
     if len(lines) == 1:
         observer.export(OUT, frames, FRAMES_MAX_BYTES)
         report = json.loads(lines[0])
