@@ -201,9 +201,10 @@ def remove_orphans(client: docker.DockerClient) -> list[str]:
     owners' containers go, and the whole run (volumes too) once no owner is alive.
     """
     selector = {"label": [f"{HARNESS_LABEL}={HARNESS}", f"{HOST_LABEL}={socket.gethostname()}"]}
-    found = [found.get("Labels") or {} for found in _containers(client, selector, "cleanup")]
-    live_runs = {labels.get(RUN_LABEL, "") for labels in found if alive(labels.get(PID_LABEL, ""))}
-    dead = [labels for labels in found if not alive(labels.get(PID_LABEL, ""))]
+    live, dead = [], []
+    for labels in (found.get("Labels") or {} for found in _containers(client, selector, "cleanup")):
+        (live if alive(labels.get(PID_LABEL, "")) else dead).append(labels)
+    live_runs = {labels.get(RUN_LABEL, "") for labels in live}
     for run_id in {labels.get(RUN_LABEL, "") for labels in dead} - live_runs:
         remove_run_containers(client, run_id)
     for run_id, pid in {(labels.get(RUN_LABEL, ""), labels.get(PID_LABEL, "")) for labels in dead}:
