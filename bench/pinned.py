@@ -94,13 +94,25 @@ def image_manifest(sandboxes: SandboxFactory, image: str, pinned: tuple[str, ...
     the same ID always has the same files.
     """
     cached = _cache_file(image, pinned)
+    found = _from_cache(image, pinned, cached)
+    if found is None:
+        found = _from_image(sandboxes, image, pinned, limits, labels)
+        _to_cache(image, pinned, cached, found)
+    return found
+
+
+def _from_cache(image: str, pinned: tuple[str, ...], cached: Path) -> dict[str, str] | None:
     with _IMAGES_LOCK:
         if (image, pinned) in _IMAGES:
             return _IMAGES[(image, pinned)]
     try:
         return _IMAGES.setdefault((image, pinned), orjson.loads(cached.read_bytes()))
     except (OSError, orjson.JSONDecodeError):
-        pass
+        return None
+
+
+def _from_image(sandboxes: SandboxFactory, image: str, pinned: tuple[str, ...], limits: Limits,
+                labels: dict[str, str]) -> dict[str, str]:
     found: dict[str, str] = {}
     spec = SandboxSpec(image=image, command=["true"], limits=limits, labels=labels, role="pinned")
     with tempfile.TemporaryDirectory(prefix="bench-pinned-") as tmp, sandboxes(spec) as box:
@@ -114,6 +126,10 @@ def image_manifest(sandboxes: SandboxFactory, image: str, pinned: tuple[str, ...
             with tarfile.open(tar) as archive:
                 found.update({f"{parent}/{name}".strip("/"): what
                               for name, what in manifest(archive, (Path(path).name,)).items()})
+    return found
+
+
+def _to_cache(image: str, pinned: tuple[str, ...], cached: Path, found: dict[str, str]) -> None:
     with _IMAGES_LOCK:
         _IMAGES[(image, pinned)] = found
     try:
@@ -123,7 +139,6 @@ def image_manifest(sandboxes: SandboxFactory, image: str, pinned: tuple[str, ...
         partial.replace(cached)
     except OSError:
         pass  # no cache folder to write: read it again next run
-    return found
 
 
 def _cache_file(image: str, pinned: tuple[str, ...]) -> Path:
