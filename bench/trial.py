@@ -35,7 +35,8 @@ from .grading.browser import prestarted
 from .harness import Harness
 from .judge import BoundJudge, JudgeSetup
 from .lanes import LOCAL
-from .models import AgentRecord, ArmSpec, CaseRecord, EngineRecord, ExecutorRecord, ImageRecord, Limits, SubjectRecord, Verdict, utcnow
+from .models import (AgentRecord, ArmSpec, CaseRecord, EngineRecord, ExecutorRecord, ImageRecord, Limits, SubjectRecord,
+                     Verdict, utcnow)
 from .result_models import TrialResult
 from .paths import TrialPaths
 from .plugin import Plugin
