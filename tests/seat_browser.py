@@ -23,11 +23,18 @@ def drive_bundle(docker_client, seat_tag: str, results: Path, tmp_path: Path, dr
     assert run.exit_code == 0, run.output
     out.mkdir()
     out.chmod(0o777)
+    return run_driver(docker_client, seat_tag, tmp_path, driver,
+                      {str(site): {"bind": "/site", "mode": "ro"}, str(out): {"bind": "/out", "mode": "rw"}})
+
+
+def run_driver(docker_client, seat_tag: str, tmp_path: Path, driver: str, volumes: dict,
+               environment: dict | None = None) -> dict:
+    """Run ``driver`` (Python) in the seat image, network none, with ``volumes``; the JSON it printed last."""
     (tmp_path / "driver.py").write_text(driver)
     container = docker_client.containers.run(
         seat_tag, ["python3", "/driver/driver.py"], entrypoint=[], network_mode="none", detach=True,
-        volumes={str(site): {"bind": "/site", "mode": "ro"}, str(out): {"bind": "/out", "mode": "rw"},
-                 str(tmp_path / "driver.py"): {"bind": "/driver/driver.py", "mode": "ro"}})
+        environment=environment or {},
+        volumes={**volumes, str(tmp_path / "driver.py"): {"bind": "/driver/driver.py", "mode": "ro"}})
     try:
         status = container.wait(timeout=180)
         logs = container.logs(stdout=True, stderr=False).decode()

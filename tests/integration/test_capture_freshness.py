@@ -11,10 +11,11 @@ seat's flags, on a WebGPU canvas drawn every frame whose colour flips on each cl
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+
+from tests.seat_browser import run_driver
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,19 +73,9 @@ def test_a_capture_right_after_input_shows_the_input_answered(docker_client, sea
     site = tmp_path / "site"
     site.mkdir()
     (site / "index.html").write_text(PAGE)
-    (tmp_path / "driver.py").write_text(DRIVER)
-    container = docker_client.containers.run(
-        seat_tag, ["python3", "/driver/driver.py"], entrypoint=[], network_mode="none", detach=True,
-        environment={"PYTHONPATH": "/src"},
-        volumes={str(site): {"bind": "/site", "mode": "ro"}, str(ROOT / "bench"): {"bind": "/src/bench", "mode": "ro"},
-                 str(tmp_path / "driver.py"): {"bind": "/driver/driver.py", "mode": "ro"}})
-    try:
-        status = container.wait(timeout=180)
-        printed = container.logs(stdout=True, stderr=False).decode()
-        assert status["StatusCode"] == 0, container.logs().decode()[-4000:]
-    finally:
-        container.remove(force=True)
-    found = json.loads(printed.strip().splitlines()[-1])
+    found = run_driver(docker_client, seat_tag, tmp_path, DRIVER, {
+        str(site): {"bind": "/site", "mode": "ro"}, str(ROOT / "bench"): {"bind": "/src/bench", "mode": "ro"}},
+        environment={"PYTHONPATH": "/src"})
     assert found["ready"].startswith("ready by window.__harness.ready"), found
     red, green = (lambda p: p[0] > 150 and p[1] < 40), (lambda p: p[1] > 150 and p[0] < 40)
     expected = [green, red] * 3  # the page starts red; each click flips it
