@@ -30,18 +30,26 @@ class Observation:
     nonce: str | None = None  # the line the withheld test must print once it has passed
 
 
+def stopped(run: str, seen: Observation, timeout_s: float, output: str) -> str | None:
+    """Why the container was stopped before ``run`` ended on its own (a budget, its wall clock, its memory),
+    or None: one wording for every check kind that runs a command; ``output`` is the tail to show."""
+    if seen.budget == "disk":
+        return f"disk budget: `{run}` wrote more than {seen.budget_mb} MiB and was stopped"
+    if seen.budget:
+        return f"output budget: `{run}` printed more than {seen.budget_mb} MiB and was stopped\n{output}"
+    if seen.timed_out:
+        return f"timeout: `{run}` ran past {timeout_s:.0f} s"
+    if seen.oom_killed:
+        return f"`{run}` ran out of memory ({seen.memory_mb} MiB) and was killed\n{output}"
+    return None
+
+
 def decide(check: dict, seen: Observation) -> tuple[bool, str]:
     """(passed, detail); every failure names what failed, with the output's tail."""
     run = check["run"]
     output = f"stdout:\n{seen.stdout[-TAIL:]}\nstderr:\n{seen.stderr[-TAIL:]}"
-    if seen.budget == "disk":
-        return False, f"disk budget: `{run}` wrote more than {seen.budget_mb} MiB and was stopped"
-    if seen.budget:
-        return False, f"output budget: `{run}` printed more than {seen.budget_mb} MiB and was stopped\n{output}"
-    if seen.timed_out:
-        return False, f"timeout: `{run}` ran past {check.get('timeout_s', 120)} s"
-    if seen.oom_killed:
-        return False, f"`{run}` ran out of memory ({seen.memory_mb} MiB) and was killed\n{output}"
+    if why := stopped(run, seen, check.get("timeout_s", 120), output):
+        return False, why
     expected = check.get("expect_exit", 0)
     if seen.exit_code != expected:
         return False, f"`{run}` exited {seen.exit_code}, expected {expected}\n{output}"

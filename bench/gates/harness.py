@@ -16,7 +16,7 @@ import hashlib
 import hmac
 from dataclasses import dataclass, field
 
-from .command import Observation  # how a check's container ended: one record for both kinds
+from .command import Observation, stopped  # how a check's container ended: one record, one wording
 
 TAIL = 2000
 TEST, END = "BENCH-TEST", "BENCH-END"
@@ -101,14 +101,9 @@ def decide(command: str, timeout_s: float, min_pass: int | None, seen: Observati
 
 def _ended(command: str, timeout_s: float, seen: Observation, report: Report) -> str | None:
     """Why the run gives no complete set of records, or None when it does."""
-    if seen.budget == "disk":
-        return f"disk budget: `{command}` wrote more than {seen.budget_mb} MiB and was stopped"
-    if seen.budget:
-        return f"output budget: `{command}` printed more than {seen.budget_mb} MiB and was stopped"
-    if seen.timed_out:
-        return f"timeout: `{command}` ran past {timeout_s:.0f} s ({len(report.tests)} harness tests recorded by then)"
-    if seen.oom_killed:
-        return f"`{command}` ran out of memory ({seen.memory_mb} MiB) and was killed\n{_output(seen)}"
+    if why := stopped(command, seen, timeout_s, _output(seen)):
+        recorded = f" ({len(report.tests)} harness tests recorded by then)" if seen.timed_out else ""
+        return why + recorded
     forged = f"; {report.unverified} line(s) shaped like runner records were not the runner's" if report.unverified else ""
     if report.end is None:
         return (f"the test run never reached its end (exit {seen.exit_code}, {len(report.tests)} harness tests recorded"
