@@ -42,7 +42,7 @@ from ..gates.runner import BOOT, MARK, PLAN, SEAT_MARK, WHEEL
 from ..gatespec import BrowserCheck, GateSpec
 from ..lanes import skip_reason
 from ..result_models import CheckResult
-from ..sandbox import ROOT, WORKSPACE, Budgets, BudgetExceeded, MissingPath, Sandbox, SandboxSpec, dir_tar, tar_tree
+from ..sandbox import ROOT, WORKSPACE, BudgetExceeded, MissingPath, Sandbox, dir_tar, tar_tree
 from . import GradeContext, log_line
 from .command import command_spec, execute, finish, observation
 from ..gates import command as command_rules
@@ -98,8 +98,8 @@ def build(ctx: GradeContext, check: BrowserCheck, site: Path, seconds_left: floa
     in a fresh one; either way the workspace arrives first and the build runs as a
     command check's would, from an empty container.
     """
-    script, timeout_s, keep = check.build or "true", min(check.build_timeout_s, seconds_left), \
-        (f"{WORKSPACE}/{check.serve}", site)
+    script, timeout_s = check.build or "true", min(check.build_timeout_s, seconds_left)
+    keep = (f"{WORKSPACE}/{check.serve}", site)
     waiting = ctx.builders.pop(check.name, None)
     if waiting is not None and waiting.exited():
         log_line(ctx, "  the build container started with the trial had ended; building in a fresh one")
@@ -158,12 +158,9 @@ def _observer(ctx: GradeContext, check: BrowserCheck, waiting_s: float) -> Itera
     """The observer's container, started: it launches Chromium and reports the seat, then waits for the site
     (at most ``waiting_s``) while the host builds it."""
     seat_plan = seats.grader_plan(ctx.seat_need, ctx.seat_mode)
-    spec = SandboxSpec(
-        image=ctx.image, command=["python3", "-I", "-c", BOOT, PLAN], workdir="/opt/bench", limits=ctx.limits,
-        env={"HOME": "/home/bench", **seats.gpu_env(ctx.seat_need, ctx.seat_mode)}, labels=ctx.labels("browser"),
-        budgets=Budgets.of(ctx.limits, ctx.limits.check_output_max_mb, "check-output"), role="browser",
-        device_requests=seats.device_requests(ctx.seat_need, ctx.seat_mode),
-    )
+    spec = replace(command_spec(ctx, "browser", ["python3", "-I", "-c", BOOT, PLAN],
+                                seats.gpu_env(ctx.seat_need, ctx.seat_mode)),
+                   workdir="/opt/bench", device_requests=seats.device_requests(ctx.seat_need, ctx.seat_mode))
     plan = {"mode": "observe", "check": check.model_dump(), "out": OUT, "go": GO, "seat": seat_plan,
             "site_wait_s": waiting_s}
     harness = {WHEEL.lstrip("/"): ctx.wheel.read_bytes(), PLAN.lstrip("/"): json.dumps(plan).encode()}
